@@ -1,0 +1,69 @@
+# redcheck developer tasks. Run `make` or `make help` for the list.
+
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+GO ?= go
+# How long `make fuzz` runs each fuzz target.
+FUZZTIME ?= 60s
+# Where `make cover` writes its profile (outside the tree by default).
+COVERPROFILE ?= $(or $(TMPDIR),/tmp)/redcheck.coverprofile
+
+.PHONY: help demo test test-race soak test-short test-cluster lint fuzz fuzz-ci bench bench-quick bench-go cover
+
+help: ## List the targets
+	@echo "usage: make TARGET [FUZZTIME=60s]"
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+demo: ## Run the quickstart example
+	$(GO) run ./examples/quickstart
+
+test: ## go vet, then all tests with the race detector (both tiers)
+	$(GO) vet ./...
+	$(GO) test -race -count=1 ./...
+
+test-cluster: ## Redis Cluster tests (3+3 local cluster: kit, failover, ...), race detector
+	REDCHECK_CLUSTER=1 $(GO) test -race -count=1 -run Cluster ./...
+
+test-race: ## Same as test: every test runs with the race detector
+	$(MAKE) --no-print-directory test
+
+soak: ## 10-minute soak on a dedicated redis-server: Redis memory and goroutines must stay flat (not in CI)
+	REDCHECK_SOAK=$(or $(SOAK),10m) $(GO) test -count=1 -run TestSoak -timeout 30m -v ./redissaver/
+
+test-short: ## All tests, without the race detector
+	$(GO) test -count=1 ./...
+
+lint: ## Fail on unformatted files (gofmt -l), then go vet
+	@unformatted="$$(gofmt -l .)"; \
+	if [ -n "$$unformatted" ]; then echo "gofmt needed on:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...
+
+fuzz: ## Run every Fuzz* target in the tree for FUZZTIME each
+	@list="$$($(GO) test -list '^Fuzz' ./...)"; \
+	targets="$$(awk '/^Fuzz/ {n[c++] = $$1; next} /^ok/ {for (i = 0; i < c; i++) print $$2, n[i]; c = 0}' <<<"$$list")"; \
+	if [ -z "$$targets" ]; then echo "no Fuzz targets found"; exit 0; fi; \
+	while read -r pkg name; do \
+		echo "==> $$pkg $$name ($(FUZZTIME))"; \
+		$(GO) test -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) "$$pkg" </dev/null; \
+	done <<<"$$targets"
+
+# A count, not a duration: with go1.26 a duration can fail at its own
+# deadline with "context deadline exceeded" (go.dev/issue/75804, fixed in 1.27).
+fuzz-ci: ## Run every Fuzz* target briefly (30,000 inputs each), as CI does
+	$(MAKE) --no-print-directory fuzz FUZZTIME=30000x
+
+bench: ## Benchmark harness (bench/): redcheck vs the limit vs LangGraph.js peers; writes bench/results/
+	$(GO) run ./bench
+
+bench-quick: ## A ~30 s smoke run of the benchmark harness (results to a temporary directory)
+	$(GO) run ./bench -quick
+
+bench-go: ## Run all testing.B benchmarks with allocation stats
+	$(GO) test -run='^$$' -bench=. -benchmem ./...
+
+cover: ## Test with coverage; print per-function totals (profile: COVERPROFILE)
+	$(GO) test -count=1 -covermode=atomic -coverprofile='$(COVERPROFILE)' ./...
+	$(GO) tool cover -func='$(COVERPROFILE)'
+	@echo "HTML report: go tool cover -html='$(COVERPROFILE)'"

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// config is the harness's flags.
+type config struct {
+	quick       bool
+	redisURL    string
+	threads     int
+	steps       int
+	ops         int
+	budget      time.Duration
+	rounds      int
+	concurrency []int
+	stateSizes  []int
+	history     []int
+	deltaSteps  int
+	out         string
+	peers       bool
+	peerConc    []int
+	peerHistory int
+	peerTimeout time.Duration
+	pgURL       string
+	cpuProfile  string
+}
+
+const usageText = `usage: go run ./bench [flags]
+
+Runs the agent workload of issue 6 against redcheck on a real redis-server
+(REDIS_URL, or one started on a free loopback port), measures the limit
+(EVALSHA of a trivial script, HGETALL of a small hash) in the same run, runs
+the Node peers in bench/peers/js when node is installed, prints a table and
+the targets, and writes OUT/latest.json and OUT/latency.svg.
+
+Flags:
+`
+
+func parseConfig(args []string) (config, error) {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), usageText)
+		fs.PrintDefaults()
+	}
+	var c config
+	var conc, sizes, hist, peerConc string
+	fs.BoolVar(&c.quick, "quick", false, "a ~30 s smoke run: small sizes, short passes; writes to a temporary -out unless one is given")
+	fs.StringVar(&c.redisURL, "redis-url", os.Getenv("REDIS_URL"), "Redis to measure (default $REDIS_URL; empty: start redis-server on a free loopback port)")
+	fs.IntVar(&c.threads, "threads", 20, "T: threads of the agent workload that the reads read")
+	fs.IntVar(&c.steps, "steps", 100, "S: super-steps per thread (the full-history read lists all S; at least 20)")
+	fs.IntVar(&c.ops, "ops", 2000, "most operations measured per pass")
+	fs.DurationVar(&c.budget, "time", time.Second, "most time per pass (a pass stops at -ops or -time, whichever comes first)")
+	fs.IntVar(&c.rounds, "rounds", 5, "each pass runs in this many chunks, interleaved with the other passes of its group (the limit's included), so that a change of load hits all alike")
+	fs.StringVar(&conc, "concurrency", "1,4,16,64,256", "concurrency sweep: goroutines sharing one client")
+	fs.StringVar(&sizes, "state-sizes", "1KB,16KB,128KB,1MB", "state size sweep (Put and latest GetTuple at concurrency 1)")
+	fs.StringVar(&hist, "history", "10,100,1000,10000", "history sweep: checkpoints in one thread (add 100000 for the full sweep, ~1 min more)")
+	fs.IntVar(&c.deltaSteps, "delta-steps", 1000, "length of the chain DeltaChannelHistory walks")
+	fs.StringVar(&c.out, "out", "bench/results", "directory for latest.json and latency.svg")
+	fs.BoolVar(&c.peers, "peers", true, "run the Node peers in bench/peers/js when node is installed")
+	fs.StringVar(&peerConc, "peer-concurrency", "1,64", "concurrency levels of the peers' Put, PutWrites and GetTuple")
+	fs.IntVar(&c.peerHistory, "peer-history-max", 1000, "largest history point the peers are run at")
+	fs.DurationVar(&c.peerTimeout, "peer-timeout", 200*time.Second, "time limit for all the peers together")
+	fs.StringVar(&c.pgURL, "pg-url", "postgresql://postgres@127.0.0.1:5432/test", "Postgres of the Postgres peer (loopback only)")
+	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the harness (redcheck's client side) to this file")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if c.quick {
+		quick := map[string]func(){
+			"threads":          func() { c.threads = 4 },
+			"ops":              func() { c.ops = 300 },
+			"rounds":           func() { c.rounds = 3 },
+			"time":             func() { c.budget = 250 * time.Millisecond },
+			"concurrency":      func() { conc = "1,16,64" },
+			"state-sizes":      func() { sizes = "1KB,64KB,1MB" },
+			"history":          func() { hist = "10,100,1000" },
+			"peer-concurrency": func() { peerConc = "1" },
+			"delta-steps":      func() { c.deltaSteps = 300 },
+			"peer-history-max": func() { c.peerHistory = 100 },
+			"peer-timeout":     func() { c.peerTimeout = 60 * time.Second },
+			"out":              func() { c.out = filepath.Join(os.TempDir(), "redcheck-bench-quick") },
+		}
+		for name, apply := range quick {
+			if !set[name] {
+				apply()
+			}
+		}
+	}
+	var err error
+	if c.concurrency, err = parseInts(conc, parseInt); err != nil {
+		return c, fmt.Errorf("-concurrency: %w", err)
+	}
+	if c.stateSizes, err = parseInts(sizes, parseSize); err != nil {
+		return c, fmt.Errorf("-state-sizes: %w", err)
+	}
+	if c.history, err = parseInts(hist, parseInt); err != nil {
+		return c, fmt.Errorf("-history: %w", err)
+	}
+	if c.peerConc, err = parseInts(peerConc, parseInt); err != nil {
+		return c, fmt.Errorf("-peer-concurrency: %w", err)
+	}
+	switch {
+	case c.threads < 1 || c.steps < 20 || c.ops < 10 || c.budget <= 0 || c.deltaSteps < 2 || c.rounds < 1:
+		return c, fmt.Errorf("need -threads >= 1, -steps >= 20, -ops >= 10, -time > 0, -delta-steps >= 2, -rounds >= 1")
+	case !slices.Contains(c.concurrency, 1):
+		return c, fmt.Errorf("-concurrency must include 1 (the latency rows and the ratio to the limit need it)")
+	case slices.Max(c.concurrency) > 4096 || slices.Max(c.history) > 1_000_000 || slices.Max(c.stateSizes) > 64<<20:
+		return c, fmt.Errorf("sizes out of range (concurrency <= 4096, history <= 1,000,000, state <= 64MB)")
+	}
+	return c, nil
+}
+
+// parseInts parses a comma-separated list of positive numbers, sorted and
+// without duplicates.
+func parseInts(s string, parse func(string) (int, error)) ([]int, error) {
+	var out []int
+	for f := range strings.SplitSeq(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		n, err := parse(f)
+		if err != nil {
+			return nil, err
+		}
+		if n < 1 {
+			return nil, fmt.Errorf("%q: must be positive", f)
+		}
+		out = append(out, n)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("empty list")
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+func parseInt(s string) (int, error) {
+	return strconv.Atoi(strings.ReplaceAll(s, "_", ""))
+}
+
+// parseSize parses "512", "16KB", "1MB" (KB and MB are powers of 1024).
+func parseSize(s string) (int, error) {
+	u := strings.ToUpper(s)
+	mult := 1
+	switch {
+	case strings.HasSuffix(u, "MB"):
+		mult, u = 1<<20, strings.TrimSuffix(u, "MB")
+	case strings.HasSuffix(u, "KB"):
+		mult, u = 1<<10, strings.TrimSuffix(u, "KB")
+	case strings.HasSuffix(u, "B"):
+		u = strings.TrimSuffix(u, "B")
+	}
+	n, err := strconv.Atoi(u)
+	if err != nil {
+		return 0, fmt.Errorf("size %q: %w", s, err)
+	}
+	return n * mult, nil
+}

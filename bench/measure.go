@@ -1,0 +1,200 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// pass is one measurement: conc goroutines run do until maxOps operations
+// are done or budget has passed, after warmup operations that are not
+// measured (they fill the connection pool and load scripts). A pass can be
+// run in chunks interleaved with other passes (see interleave), so that a
+// change of the machine's load during the run hits all of them alike.
+type pass struct {
+	impl, op string
+	conc     int
+	maxOps   int
+	warmup   int
+	budget   time.Duration
+	meter    *meter // the client's meter; nil for none
+	// do runs operation number i (0-based over warmup and measurement
+	// together) on goroutine w.
+	do func(ctx context.Context, w, i int) error
+
+	next   int // the next operation number
+	warmed bool
+	acc    sample
+	err    error
+}
+
+// sample accumulates what the chunks of a pass measured.
+type sample struct {
+	lats    []time.Duration
+	elapsed time.Duration
+	use     usage
+	mallocs uint64
+}
+
+// measure runs p whole and returns its row.
+func measure(ctx context.Context, p pass) (Row, error) {
+	p.chunk(ctx, p.maxOps, p.budget)
+	return p.row()
+}
+
+// interleave runs passes in rounds: first every pass's warmup, then rounds
+// that each run a share of every pass's operations and time, the order
+// rotating by one pass per round so that no pass always comes first. A pass
+// that fails is not run again.
+func interleave(ctx context.Context, rounds int, ps ...*pass) {
+	rounds = max(rounds, 1)
+	for _, p := range ps {
+		p.warm(ctx)
+	}
+	for r := range rounds {
+		for k := range ps {
+			p := ps[(k+r)%len(ps)]
+			if p.err != nil {
+				continue
+			}
+			left := p.maxOps - len(p.acc.lats)
+			ops := (left + (rounds - r) - 1) / (rounds - r)
+			if ops > 0 {
+				p.chunk(ctx, ops, p.budget/time.Duration(rounds))
+			}
+		}
+	}
+}
+
+// chunk runs up to ops operations of p within budget (after the warmup, on
+// the first chunk) and adds them to p's sample. Round trips, bytes and
+// allocations are deltas over the measured operations only: the meter's
+// counters and runtime.MemStats.Mallocs, read before and after (so
+// allocations of every goroutine of the process in that window count,
+// go-redis's included). The first error stops the pass.
+func (p *pass) chunk(ctx context.Context, ops int, budget time.Duration) {
+	if p.err != nil {
+		return
+	}
+	if p.conc < 1 || p.maxOps < 1 {
+		p.err = fmt.Errorf("bad pass (concurrency %d, ops %d)", p.conc, p.maxOps)
+		return
+	}
+	if p.warm(ctx); p.err != nil {
+		return
+	}
+	runtime.GC()
+	var ms0, ms1 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
+	u0 := p.meter.load()
+	start := time.Now()
+	lats, err := runWorkers(ctx, p.conc, p.next, ops, start.Add(budget), p.do)
+	elapsed := time.Since(start)
+	u1 := p.meter.load()
+	runtime.ReadMemStats(&ms1)
+	if err != nil {
+		p.err = err
+		return
+	}
+	p.next += len(lats)
+	u := u1.minus(u0)
+	p.acc.lats = append(p.acc.lats, lats...)
+	p.acc.elapsed += elapsed
+	p.acc.use = usage{p.acc.use.sent + u.sent, p.acc.use.recv + u.recv, p.acc.use.trips + u.trips}
+	p.acc.mallocs += ms1.Mallocs - ms0.Mallocs
+}
+
+// warm runs the pass's warmup operations, once.
+func (p *pass) warm(ctx context.Context) {
+	if p.warmed || p.err != nil {
+		return
+	}
+	p.warmed = true
+	if p.warmup > 0 {
+		if _, err := runWorkers(ctx, p.conc, p.next, p.warmup, time.Now().Add(max(p.budget, time.Second)), p.do); err != nil {
+			p.err = fmt.Errorf("warmup: %w", err)
+			return
+		}
+		p.next += p.warmup
+	}
+}
+
+// row returns the pass's row, or its error.
+func (p *pass) row() (Row, error) {
+	row := newRow(p.impl, p.op, p.conc)
+	if p.err != nil {
+		return row, fmt.Errorf("%s %s (concurrency %d): %w", p.impl, p.op, p.conc, p.err)
+	}
+	a := p.acc
+	n := len(a.lats)
+	row.N = n
+	if n == 0 {
+		return row, nil
+	}
+	row.OpsPerS = Num(float64(n) / a.elapsed.Seconds())
+	row.P50us, row.P99us = latencyStats(a.lats)
+	row.AllocsPerOp = Num(float64(a.mallocs) / float64(n))
+	if p.meter != nil {
+		row.RoundTrips = Num(float64(a.use.trips) / float64(n))
+		row.Sent = Num(float64(a.use.sent) / float64(n))
+		row.Recv = Num(float64(a.use.recv) / float64(n))
+		row.BytesPerOp = row.Sent + row.Recv
+	}
+	return row, nil
+}
+
+// runWorkers runs do for the operation numbers from..from+count-1 on conc
+// goroutines, each taking the next number, until all are done or deadline
+// passes (each goroutine checks it before every operation, so the pass
+// overruns by at most one operation per goroutine). It returns the latency
+// of every operation done.
+func runWorkers(ctx context.Context, conc, from, count int, deadline time.Time, do func(ctx context.Context, w, i int) error) ([]time.Duration, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		next     atomic.Int64
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		all      = make([]time.Duration, 0, count)
+		firstErr error
+	)
+	next.Store(int64(from))
+	end := int64(from + count)
+	for w := range conc {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			lat := make([]time.Duration, 0, count/conc+1)
+			defer func() {
+				mu.Lock()
+				all = append(all, lat...)
+				mu.Unlock()
+			}()
+			for ctx.Err() == nil && time.Now().Before(deadline) {
+				i := next.Add(1) - 1
+				if i >= end {
+					return
+				}
+				t0 := time.Now()
+				if err := do(ctx, w, int(i)); err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = fmt.Errorf("operation %d: %w", i, err)
+					}
+					mu.Unlock()
+					cancel()
+					return
+				}
+				lat = append(lat, time.Since(t0))
+			}
+		}()
+	}
+	wg.Wait()
+	if firstErr == nil && ctx.Err() != nil {
+		firstErr = ctx.Err()
+	}
+	return all, firstErr
+}

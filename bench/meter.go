@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"net"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// meter counts what a go-redis client puts on the wire: bytes written and
+// read at the net.Conn level (through its Dialer), and round trips (through a
+// hook: one per command sent alone, one per pipeline or transaction). It is
+// the harness's own small version of internal/redistest's Counter, which
+// cannot be imported here without pulling "testing" into the binary.
+type meter struct {
+	sent, recv, trips atomic.Int64
+}
+
+// usage is a snapshot of a meter.
+type usage struct{ sent, recv, trips int64 }
+
+func (m *meter) load() usage {
+	if m == nil {
+		return usage{}
+	}
+	return usage{m.sent.Load(), m.recv.Load(), m.trips.Load()}
+}
+
+func (u usage) minus(v usage) usage {
+	return usage{u.sent - v.sent, u.recv - v.recv, u.trips - v.trips}
+}
+
+// newClient returns a client for opt whose traffic m counts. poolSize is
+// the most connections it opens (the highest concurrency it serves, so that
+// no goroutine waits for a connection).
+func newClient(opt redis.Options, poolSize int, m *meter) *redis.Client {
+	o := opt
+	o.PoolSize = max(poolSize, 10)
+	o.ReadTimeout = 30 * time.Second // a 1 MB value on a loaded machine
+	o.WriteTimeout = 30 * time.Second
+	tlsConf := o.TLSConfig
+	o.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		d := net.Dialer{Timeout: 5 * time.Second, KeepAlive: 5 * time.Minute}
+		conn, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		var c net.Conn = &countingConn{Conn: conn, m: m}
+		if tlsConf != nil {
+			c = tls.Client(c, tlsConf) // count the bytes as they travel
+		}
+		return c, nil
+	}
+	c := redis.NewClient(&o)
+	c.AddHook(tripHook{m})
+	return c
+}
+
+// countingConn counts the bytes read and written through a connection.
+type countingConn struct {
+	net.Conn
+	m *meter
+}
+
+func (c *countingConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.m.recv.Add(int64(n))
+	return n, err
+}
+
+func (c *countingConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	c.m.sent.Add(int64(n))
+	return n, err
+}
+
+// tripHook counts round trips. The commands go-redis sends by itself when
+// it opens a connection (HELLO, AUTH, SELECT, CLIENT SETINFO) are setup, not
+// the cost of an operation, and are not counted. (redistest's Counter marks
+// the context instead; that costs an allocation per command, which would
+// show in allocs per op.)
+type tripHook struct{ m *meter }
+
+func (h tripHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h tripHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if !isSetup(cmd) {
+			h.m.trips.Add(1)
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (h tripHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if len(cmds) > 0 && !isSetup(cmds[0]) {
+			h.m.trips.Add(1)
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// isSetup reports whether cmd is one go-redis sends while opening a
+// connection.
+func isSetup(cmd redis.Cmder) bool {
+	switch cmd.Name() {
+	case "hello", "auth", "select", "client", "readonly":
+		return true
+	}
+	return false
+}

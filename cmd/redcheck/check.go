@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	neturl "net/url"
+	"os"
+	"time"
+
+	"github.com/graphstate/redcheck/redissaver"
+	"github.com/redis/go-redis/v9"
+)
+
+// runCheck is "redcheck check": it runs redissaver's Verify and prints the
+// violations and the notes, one per line, then a summary. Exit status 1 when
+// there is a violation (notes alone are fine), 2 on a usage or Redis error.
+func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("check", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	tgt := targetFlags(fs)
+	ttl := fs.Duration("ttl", 0, "the saver's Options.TTL, if any: entries of expired checkpoints are then notes, not violations")
+	thread := fs.String("thread", "", "check this thread only (default: every thread)")
+	timeout := fs.Duration("timeout", 0, "give up after this long (default: no limit)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: redcheck check [--url redis://...] [--cluster] [--prefix P] [--shards N] [--ttl D] [--thread T]")
+		fmt.Fprintln(stderr, "\nVerifies the stored checkpoints of one thread, or of every thread: index entries,")
+		fmt.Fprintln(stderr, "checkpoints, channel values, pending writes, parent links and registries. Prints each")
+		fmt.Fprintln(stderr, "violation and each note; exits 1 when there is a violation.")
+		fmt.Fprintln(stderr, "\nflags:")
+		fs.PrintDefaults()
+	}
+	if code, ok := parseFlags(fs, args, stderr); !ok {
+		return code
+	}
+	if *timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, *timeout)
+		defer cancel()
+	}
+
+	rdb, err := connect(*tgt.url, *tgt.cluster)
+	if err != nil {
+		fmt.Fprintf(stderr, "redcheck check: %v\n", err)
+		return exitUsage
+	}
+	defer rdb.Close()
+	s, err := redissaver.New(rdb, redissaver.Options{Prefix: *tgt.prefix, Shards: *tgt.shards, TTL: *ttl})
+	if err != nil {
+		fmt.Fprintf(stderr, "redcheck check: %v\n", err)
+		return exitUsage
+	}
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		fmt.Fprintf(stderr, "redcheck check: cannot reach Redis at %s: %v\n", redactURL(*tgt.url), err)
+		return exitUsage
+	}
+	started := time.Now()
+	res, err := s.Verify(ctx, *thread)
+	if err != nil {
+		fmt.Fprintf(stderr, "redcheck check: %v\n", err)
+		return exitUsage
+	}
+	for _, v := range res.Violations {
+		fmt.Fprintf(stdout, "violation: %v\n", v)
+	}
+	for _, n := range res.Notes {
+		fmt.Fprintf(stdout, "note: %v\n", n)
+	}
+	fmt.Fprintf(stdout, "checked %d threads, %d checkpoints, %d writes, %d values, %d index entries in %v: %d violations, %d notes\n",
+		res.Threads, res.Checkpoints, res.Writes, res.Values, res.Entries, time.Since(started).Round(time.Millisecond),
+		len(res.Violations), len(res.Notes))
+	if len(res.Violations) > 0 {
+		return exitFound
+	}
+	return exitOK
+}
+
+// connect builds the client for url: a cluster client with cluster.
+func connect(url string, cluster bool) (redis.UniversalClient, error) {
+	if cluster {
+		opt, err := redis.ParseClusterURL(url)
+		if err != nil {
+			return nil, fmt.Errorf("bad cluster URL %s: %w", redactURL(url), err)
+		}
+		return redis.NewClusterClient(opt), nil
+	}
+	opt, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("bad Redis URL %s: %w", redactURL(url), err)
+	}
+	return redis.NewClient(opt), nil
+}
+
+// redactURL hides the password of a Redis URL in messages.
+func redactURL(raw string) string {
+	u, err := neturl.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}

@@ -1,0 +1,227 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/internal/redistest"
+	"github.com/graphstate/redcheck/redissaver"
+	"github.com/graphstate/redcheck/stream"
+)
+
+func TestFormatEvent(t *testing.T) {
+	at := time.Date(2025, 3, 4, 5, 6, 7, 890e6, time.UTC)
+	stamp := at.Local().Format("2006-01-02 15:04:05.000")
+	for _, c := range []struct {
+		ev   stream.Event
+		want string
+	}{
+		{stream.Event{Time: at, Type: stream.TypeCheckpoint, ThreadID: "t1", CheckpointID: "01A", ParentID: "00Z", Step: 3, HasStep: true, Source: "loop", Channels: []string{"messages", "step"}},
+			"checkpoint     thread=t1 checkpoint=01A step=3 source=loop parent=00Z channels=[messages step]"},
+		{stream.Event{Time: at, Type: stream.TypeCheckpoint, ThreadID: "my thread", CheckpointNS: "sub:1", CheckpointID: "01B", Values: map[string]any{"a": 1}},
+			`checkpoint     thread="my thread" ns=sub:1 checkpoint=01B channels=[] values=1`},
+		{stream.Event{Time: at, Type: stream.TypeWrites, ThreadID: "t1", CheckpointID: "01A", TaskID: "task-1", Channels: []string{"out"}},
+			"writes         thread=t1 checkpoint=01A task=task-1 channels=[out]"},
+		{stream.Event{Time: at, Type: stream.TypeThreadDeleted, ThreadID: "t1", Count: 4},
+			"thread_deleted thread=t1 count=4"},
+		{stream.Event{Time: at, Type: stream.TypeThreadCopied, ThreadID: "t2", SourceThreadID: "t1", Count: 2},
+			"thread_copied  thread=t2 from=t1 count=2"},
+		{stream.Event{Time: at, Type: stream.TypeRunsDeleted, ThreadID: "t1", RunIDs: []string{"r1", "r 2"}, Count: 1},
+			`runs_deleted   thread=t1 runs="r1,\"r 2\"" count=1`},
+		{stream.Event{Time: at, Type: stream.TypePruned, ThreadID: "t1", Strategy: "keep_latest", Count: 9},
+			"pruned         thread=t1 strategy=keep_latest count=9"},
+	} {
+		if got := formatEvent(c.ev); got != stamp+" "+c.want {
+			t.Errorf("formatEvent:\n got %q\nwant %q", got, stamp+" "+c.want)
+		}
+	}
+}
+
+func TestEventLine(t *testing.T) {
+	ev := stream.Event{
+		ID: "5-0", Cursor: "5-0", Stream: "s", Time: time.UnixMilli(5), Type: stream.TypeCheckpoint, ThreadID: "t",
+		CheckpointID: "01A", Step: -1, HasStep: true, Channels: []string{"x"},
+		Values: map[string]any{"x": math.NaN(), "y": []any{"ok"}},
+		Writes: []checkpoint.PendingWrite{{TaskID: "k", Channel: "c", Value: math.Inf(1)}},
+	}
+	var got map[string]any
+	if err := json.Unmarshal([]byte(eventLine(ev)), &got); err != nil {
+		t.Fatal(err)
+	}
+	vals, _ := got["values"].(map[string]any)
+	writes, _ := got["writes"].([]any)
+	if got["type"] != "checkpoint" || got["step"] != float64(-1) || got["cursor"] != "5-0" || vals["x"] != "NaN" ||
+		len(writes) != 1 || writes[0].(map[string]any)["value"] != "+Inf" {
+		t.Errorf("eventLine: %v", got)
+	}
+}
+
+func TestStartAt(t *testing.T) {
+	var q stream.Query
+	if err := startAt(&q, "beginning", 4); err != nil || q.From != stream.FromBeginning {
+		t.Errorf("beginning: %v %+v", err, q)
+	}
+	q = stream.Query{}
+	if err := startAt(&q, "2025-01-02T03:04:05Z", 4); err != nil || q.Since.IsZero() {
+		t.Errorf("time: %v %+v", err, q)
+	}
+	q = stream.Query{}
+	if err := startAt(&q, "1-0,2-0,3-0,4-1", 4); err != nil || q.From != "1-0,2-0,3-0,4-1" {
+		t.Errorf("cursor: %v %+v", err, q)
+	}
+	for _, bad := range []string{"1-0", "x", "1-0,2-0,3-0,4"} {
+		if err := startAt(&stream.Query{}, bad, 4); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+	if err := startAt(&stream.Query{ThreadID: "t"}, "7-1", 4); err != nil {
+		t.Errorf("one thread's cursor: %v", err)
+	}
+}
+
+// syncBuffer is an io.Writer safe for the command's goroutine and the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startTail runs "redcheck tail args..." until the returned stop is called,
+// which returns the exit status.
+func startTail(t *testing.T, args ...string) (out *syncBuffer, stop func() int) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	out = &syncBuffer{}
+	var errs syncBuffer
+	done := make(chan int, 1)
+	go func() { done <- run(ctx, append([]string{"tail"}, args...), out, &errs) }()
+	return out, func() int {
+		cancel()
+		select {
+		case code := <-done:
+			if s := errs.String(); s != "" {
+				t.Logf("tail stderr: %s", s)
+			}
+			return code
+		case <-time.After(5 * time.Second):
+			t.Fatal("tail did not stop within 5s of its context ending")
+			return -1
+		}
+	}
+}
+
+// waitFor polls out until it holds want.
+func waitFor(t *testing.T, out *syncBuffer, want string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(out.String(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("output lacks %q:\n%s", want, out)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestTailCommand(t *testing.T) {
+	_, rdb := redistest.Mini(t)
+	prefix := redistest.Prefix(t)
+	s, err := redissaver.New(rdb, redissaver.Options{Prefix: prefix, Shards: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	put := func(cfg checkpoint.Config, step int) checkpoint.Config {
+		t.Helper()
+		cp := checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(), ChannelValues: map[string]any{"c": step}, ChannelVersions: map[string]string{"c": checkpoint.NextVersion("")}}
+		next, err := s.Put(ctx, cfg, cp, checkpoint.Metadata{"step": step, "source": "loop"}, cp.ChannelVersions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return next
+	}
+	base := []string{"--url", "redis://" + rdb.Options().Addr, "--prefix", prefix, "--shards", "4"}
+
+	// --json from the beginning of one thread: old events, then new ones.
+	a1 := put(checkpoint.Config{ThreadID: "a"}, 0)
+	put(checkpoint.Config{ThreadID: "b"}, 0)
+	out, stop := startTail(t, append(base, "--json", "--thread", "a", "--from", "beginning")...)
+	waitFor(t, out, a1.CheckpointID)
+	a2 := put(a1, 1)
+	if err := s.PutWrites(ctx, a2, []checkpoint.Write{{Channel: "out", Value: "v"}}, "task-7", ""); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, out, `"task-7"`)
+	if code := stop(); code != exitOK {
+		t.Errorf("exit %d after SIGINT-like cancel, want 0", code)
+	}
+	var evs []map[string]any
+	for line := range strings.Lines(strings.TrimSpace(out.String())) {
+		var ev map[string]any
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("line %q: %v", line, err)
+		}
+		evs = append(evs, ev)
+	}
+	if len(evs) != 3 || evs[0]["checkpoint_id"] != a1.CheckpointID || evs[1]["checkpoint_id"] != a2.CheckpointID ||
+		evs[2]["type"] != "writes" || evs[2]["task_id"] != "task-7" || evs[1]["thread_id"] != "a" {
+		t.Fatalf("json events of thread a:\n%s", out)
+	}
+
+	// Human-readable from now, every thread: keep writing until the
+	// subscription, which finds "now" when it starts, shows one.
+	out, stop = startTail(t, base...)
+	cfg := checkpoint.Config{ThreadID: "c"}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		cfg = put(cfg, 5)
+		if time.Now().After(deadline) {
+			t.Fatalf("no event printed:\n%s", out)
+		}
+		time.Sleep(50 * time.Millisecond)
+		if strings.Contains(out.String(), cfg.CheckpointID) {
+			break
+		}
+	}
+	if err := s.DeleteThread(ctx, "c"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, out, "thread_deleted thread=c")
+	stop()
+	if !strings.Contains(out.String(), "checkpoint     thread=c checkpoint="+cfg.CheckpointID+" step=5 source=loop") {
+		t.Errorf("human-readable output:\n%s", out)
+	}
+}
+
+func TestTailUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"tail", "extra"},
+		{"tail", "--from", "nonsense"},
+		{"tail", "--shards", "-1"},
+		{"tail", "--url", "redis://127.0.0.1:1/0"}, // nothing listens on port 1
+	} {
+		if code, _, errs := runArgs(t, args...); code != exitUsage || errs == "" {
+			t.Errorf("%q: exit %d, stderr %q; want 2 with a message", args, code, errs)
+		}
+	}
+	if code, _, _ := runArgs(t, "tail", "-h"); code != exitOK {
+		t.Errorf("tail -h: exit %d", code)
+	}
+}

@@ -1,0 +1,179 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/graphstate/redcheck/keys"
+	"github.com/graphstate/redcheck/stream"
+)
+
+// Event stream (GET /api/events[?thread=T][&from=beginning]).
+//
+// Every event is an SSE message whose data is eventJSON and whose id is the
+// event's Cursor, so a browser that reconnects sends it back as
+// Last-Event-ID and resumes right after the last event it received. The
+// stream opens with a "ready" event: from then on no event is missed (so a
+// page loads its data after "ready" and merges what arrives). For a stream
+// starting now, its id is "t:" and Redis's time in milliseconds, where a
+// reconnection before any event resumes. Subscription errors are sent as
+// "stream-error" events (not "error": EventSource fires that name for
+// connection failures) and the stream goes on.
+
+// readyPrefix starts the id of a "ready" event that holds a time.
+const readyPrefix = "t:"
+
+// eventOf is an event as the page reads it: its JSON form, with values
+// made safe for encoding/json.
+func eventOf(ev stream.Event) stream.EventJSON { return ev.JSON(jsonValue) }
+
+// item is what the subscription goroutine hands to the handler.
+type item struct {
+	ev  stream.Event
+	err error
+}
+
+// events serves GET /api/events as Server-Sent Events.
+func (s *server) events(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	q := stream.Query{ThreadID: r.URL.Query().Get("thread")}
+	if q.ThreadID != "" {
+		if err := keys.ValidateThreadID(q.ThreadID); err != nil {
+			writeError(w, http.StatusBadRequest, err)
+			return
+		}
+	}
+	from := r.Header.Get("Last-Event-ID")
+	if from == "" {
+		from = r.URL.Query().Get("from")
+	}
+	readyID, err := s.position(&q, from)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	if readyID == "" && q.Since.IsZero() { // start now, by Redis's clock
+		now, err := s.rdb.Time(ctx).Result()
+		if err != nil {
+			writeError(w, http.StatusBadGateway, fmt.Errorf("redis TIME: %w", err))
+			return
+		}
+		q.Since = now
+		readyID = readyPrefix + strconv.FormatInt(now.UnixMilli(), 10)
+	}
+
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
+	rc := http.NewResponseController(w)
+	var buf bytes.Buffer
+	send := func() bool {
+		_, err := w.Write(buf.Bytes())
+		buf.Reset()
+		return err == nil && rc.Flush() == nil
+	}
+	fmt.Fprintf(&buf, "retry: 1000\nevent: ready\nid: %s\ndata: {}\n\n", readyID)
+	if !send() {
+		return
+	}
+
+	// The subscription blocks in Redis between events, so it runs in its
+	// own goroutine; this one writes, and sends heartbeats meanwhile.
+	items := make(chan item)
+	go func() {
+		for ev, err := range s.sub.Subscribe(ctx, q) {
+			select {
+			case items <- item{ev, err}:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	heartbeat := time.NewTicker(s.heartbeat)
+	defer heartbeat.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-heartbeat.C:
+			buf.WriteString(": heartbeat\n\n")
+		case it := <-items:
+			writeItem(&buf, it)
+		}
+		if !send() {
+			return
+		}
+	}
+}
+
+// position sets where q starts from a Last-Event-ID (or ?from=): "" for
+// now, "beginning", a "t:" time or an event cursor. It returns the id of the
+// "ready" event, "" when the stream starts now.
+func (s *server) position(q *stream.Query, from string) (string, error) {
+	switch {
+	case from == "":
+		return "", nil
+	case from == "beginning" || from == stream.FromBeginning:
+		q.From = stream.FromBeginning
+		return stream.FromBeginning, nil
+	case strings.HasPrefix(from, readyPrefix):
+		ms, err := strconv.ParseInt(from[len(readyPrefix):], 10, 64)
+		if err != nil || ms <= 0 {
+			return "", fmt.Errorf("bad position %q", from)
+		}
+		q.Since = time.UnixMilli(ms)
+		return from, nil
+	}
+	streams := 1
+	if q.ThreadID == "" {
+		streams = s.saver.Layout().Shards()
+	}
+	if !validCursor(from, streams) {
+		return "", fmt.Errorf("bad position %q: not a cursor of this stream", from)
+	}
+	q.From = from
+	return from, nil
+}
+
+// validCursor reports whether c has the shape of an Event.Cursor of a
+// subscription over n streams: n stream entry IDs (ms-seq) joined by ",".
+func validCursor(c string, n int) bool {
+	ids := strings.Split(c, ",")
+	if len(ids) != n {
+		return false
+	}
+	for _, id := range ids {
+		ms, seq, ok := strings.Cut(id, "-")
+		if _, err := strconv.ParseUint(ms, 10, 64); !ok || err != nil {
+			return false
+		}
+		if _, err := strconv.ParseUint(seq, 10, 64); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// writeItem writes one SSE message for an event or a subscription error.
+func writeItem(buf *bytes.Buffer, it item) {
+	if it.err != nil {
+		data, _ := json.Marshal(apiError{Error: it.err.Error()})
+		buf.WriteString("event: stream-error\n")
+		if it.ev.Cursor != "" { // a malformed entry: resume past it
+			fmt.Fprintf(buf, "id: %s\n", it.ev.Cursor)
+		}
+		fmt.Fprintf(buf, "data: %s\n\n", data)
+		return
+	}
+	data, err := json.Marshal(eventOf(it.ev))
+	if err != nil { // cannot happen with jsonMap; never break the stream
+		data, _ = json.Marshal(apiError{Error: err.Error()})
+	}
+	fmt.Fprintf(buf, "id: %s\ndata: %s\n\n", it.ev.Cursor, data)
+}

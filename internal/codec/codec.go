@@ -1,0 +1,81 @@
+// Package codec holds the small binary-safe encodings redcheck stores inside
+// hash fields and stream entries: length-prefixed parts ("len:part"), shared
+// by the saver that writes them and the stream decoder that reads them.
+package codec
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Pack joins parts as len ":" part for each but the last, which is appended
+// as it is: binary safe, and the last part (a value's bytes) is not copied
+// through an escape.
+func Pack(parts ...string) string {
+	var b strings.Builder
+	for i, p := range parts {
+		if i < len(parts)-1 {
+			b.WriteString(strconv.Itoa(len(p)))
+			b.WriteByte(':')
+		}
+		b.WriteString(p)
+	}
+	return b.String()
+}
+
+// Unpack splits what Pack joined into n parts.
+func Unpack(s string, n int) ([]string, bool) {
+	out := make([]string, 0, n)
+	for i := 0; i < n-1; i++ {
+		l, rest, ok := CutLen(s)
+		if !ok || len(rest) < l {
+			return nil, false
+		}
+		out = append(out, rest[:l])
+		s = rest[l:]
+	}
+	return append(out, s), true
+}
+
+// CutLen reads a decimal length and the ':' after it.
+func CutLen(s string) (int, string, bool) {
+	head, rest, ok := strings.Cut(s, ":")
+	if !ok || head == "" || len(head) > 10 || len(head) > 1 && head[0] == '0' {
+		return 0, "", false // leading zeros: not what Pack writes
+	}
+	for i := 0; i < len(head); i++ {
+		if head[i] < '0' || head[i] > '9' {
+			return 0, "", false // signs and the like: not what Pack writes
+		}
+	}
+	n, err := strconv.Atoi(head)
+	if err != nil || n < 0 {
+		return 0, "", false
+	}
+	return n, rest, true
+}
+
+// JoinNames packs names as len ":" name, repeated.
+func JoinNames(names []string) string {
+	var b strings.Builder
+	for _, n := range names {
+		b.WriteString(strconv.Itoa(len(n)))
+		b.WriteByte(':')
+		b.WriteString(n)
+	}
+	return b.String()
+}
+
+// SplitNames reverses JoinNames.
+func SplitNames(s string) ([]string, bool) {
+	var out []string
+	for s != "" {
+		n, rest, ok := CutLen(s)
+		if !ok || n > len(rest) {
+			return nil, false
+		}
+		out = append(out, rest[:n])
+		s = rest[n:]
+	}
+	return out, true
+}

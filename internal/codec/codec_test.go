@@ -1,0 +1,49 @@
+package codec
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestPackUnpack(t *testing.T) {
+	for _, parts := range [][]string{{"a", "b"}, {"", ""}, {"ch:1", "path", "msgpack", "\x00\x01data:with:colons"}, {"12:", "x"}} {
+		got, ok := Unpack(Pack(parts...), len(parts))
+		if !ok || !slices.Equal(got, parts) {
+			t.Errorf("Unpack(Pack(%q)) = %q, %v", parts, got, ok)
+		}
+	}
+	for _, bad := range []string{"", "x", "5:ab", "-1:a", "99999999999:a", ":a"} {
+		if _, ok := Unpack(bad, 2); ok {
+			t.Errorf("Unpack(%q) accepted", bad)
+		}
+	}
+}
+
+func TestNames(t *testing.T) {
+	for _, names := range [][]string{nil, {""}, {"a", "b:c", "", "12:x"}} {
+		got, ok := SplitNames(JoinNames(names))
+		if !ok || !slices.Equal(got, names) {
+			t.Errorf("SplitNames(JoinNames(%q)) = %q, %v", names, got, ok)
+		}
+	}
+	for _, bad := range []string{"x", "3:ab", "1:a2:b"} {
+		if _, ok := SplitNames(bad); ok {
+			t.Errorf("SplitNames(%q) accepted", bad)
+		}
+	}
+}
+
+// FuzzUnpack: no input makes the decoders panic, and what they accept packs
+// back to the same bytes.
+func FuzzUnpack(f *testing.F) {
+	f.Add("3:abc2:dexyz")
+	f.Add("")
+	f.Fuzz(func(t *testing.T, s string) {
+		if parts, ok := Unpack(s, 3); ok && Pack(parts...) != s {
+			t.Fatalf("Pack(Unpack(%q)) = %q", s, Pack(parts...))
+		}
+		if names, ok := SplitNames(s); ok && JoinNames(names) != s {
+			t.Fatalf("JoinNames(SplitNames(%q)) = %q", s, JoinNames(names))
+		}
+	})
+}

@@ -1,0 +1,5 @@
+package redistest_test
+
+import "os"
+
+func envSet(name string) bool { return os.Getenv(name) != "" }

@@ -1,0 +1,175 @@
+package keys
+
+import (
+	"fmt"
+	"hash/fnv"
+	"strconv"
+	"strings"
+)
+
+// DefaultShards is the number of shards of a Layout when none is given.
+const DefaultShards = 16
+
+// MaxShards bounds the number of shards (the number of Cluster slots).
+const MaxShards = 16384
+
+// Sep separates the parts of an index member (checkpoint ID, encoded thread,
+// encoded namespace). It sorts before every byte an ID may hold, so members
+// sort by ID first.
+const Sep = "\x00"
+
+// Layout builds the keys of one prefix.
+type Layout struct {
+	prefix string
+	shards int
+}
+
+// New returns the layout of prefix with the given number of shards (0 means
+// DefaultShards). The prefix must be non-empty, at most 128 bytes, and hold
+// no '{', '}' or control bytes.
+func New(prefix string, shards int) (Layout, error) {
+	if prefix == "" || len(prefix) > 128 {
+		return Layout{}, fmt.Errorf("%w: prefix must be 1 to 128 bytes", ErrInvalid)
+	}
+	for i := 0; i < len(prefix); i++ {
+		if c := prefix[i]; c == '{' || c == '}' || c < 0x21 || c == 0x7f {
+			return Layout{}, fmt.Errorf("%w: prefix %q holds %q", ErrInvalid, prefix, c)
+		}
+	}
+	if shards == 0 {
+		shards = DefaultShards
+	}
+	if shards < 1 || shards > MaxShards {
+		return Layout{}, fmt.Errorf("%w: shards must be 1 to %d", ErrInvalid, MaxShards)
+	}
+	return Layout{prefix: prefix, shards: shards}, nil
+}
+
+// Prefix returns the layout's prefix.
+func (l Layout) Prefix() string { return l.prefix }
+
+// Shards returns the number of shards.
+func (l Layout) Shards() int { return l.shards }
+
+// Shard returns the shard of a thread: FNV-1a (32 bit) of the thread ID
+// modulo the number of shards.
+func (l Layout) Shard(threadID string) int {
+	h := fnv.New32a()
+	h.Write([]byte(threadID))
+	return int(h.Sum32() % uint32(l.shards))
+}
+
+// ShardBase is the start of every key of shard n: "P:{n}:".
+func (l Layout) ShardBase(n int) string {
+	return l.prefix + ":{" + strconv.Itoa(n) + "}:"
+}
+
+// Threads is the shard's thread registry (zset of encoded thread IDs).
+func (l Layout) Threads(n int) string { return l.ShardBase(n) + "threads" }
+
+// All is the shard's index of every checkpoint (zset of Member values).
+func (l Layout) All(n int) string { return l.ShardBase(n) + "all" }
+
+// Run is the shard's set of the checkpoints of one run (Member values).
+func (l Layout) Run(n int, runID string) string { return l.ShardBase(n) + "run:" + Encode(runID) }
+
+// ThreadBase is the start of every key of a thread: "P:{n}:t:T".
+func (l Layout) ThreadBase(threadID string) string {
+	return l.ShardBase(l.Shard(threadID)) + "t:" + Encode(threadID)
+}
+
+// Namespaces is the set of a thread's encoded namespaces.
+func (l Layout) Namespaces(threadID string) string { return l.ThreadBase(threadID) + ":ns" }
+
+// NamespaceBase is the start of every key of (thread, ns): "P:{n}:t:T:n:NS".
+func (l Layout) NamespaceBase(threadID, ns string) string {
+	return NamespaceBaseOf(l.ThreadBase(threadID), Encode(ns))
+}
+
+// NamespaceBaseOf joins a thread base and an encoded namespace.
+func NamespaceBaseOf(threadBase, encNS string) string { return threadBase + ":n:" + encNS }
+
+// Index is the zset of the checkpoint IDs of (thread, ns).
+func (l Layout) Index(threadID, ns string) string { return l.NamespaceBase(threadID, ns) + ":idx" }
+
+// Blobs is the hash of the channel values of (thread, ns).
+func (l Layout) Blobs(threadID, ns string) string { return l.NamespaceBase(threadID, ns) + ":blobs" }
+
+// Checkpoint is the hash of one checkpoint.
+func (l Layout) Checkpoint(threadID, ns, id string) string {
+	return l.NamespaceBase(threadID, ns) + ":cp:" + id
+}
+
+// BlobField is the field of a channel value in the Blobs hash:
+// len(channel) ":" channel version. The length makes it injective.
+func BlobField(channel, version string) string {
+	return strconv.Itoa(len(channel)) + ":" + channel + version
+}
+
+// Member is an entry of the All and Run indexes: id \0 Encode(thread) \0
+// Encode(ns).
+func Member(id, threadID, ns string) string {
+	return id + Sep + Encode(threadID) + Sep + Encode(ns)
+}
+
+// ParseMember reverses Member.
+func ParseMember(m string) (id, threadID, ns string, err error) {
+	parts := strings.Split(m, Sep)
+	if len(parts) != 3 {
+		return "", "", "", fmt.Errorf("%w: index member %q", ErrMalformed, m)
+	}
+	if ValidateID(parts[0]) != nil {
+		return "", "", "", fmt.Errorf("%w: index member id %q", ErrMalformed, parts[0])
+	}
+	if threadID, err = Decode(parts[1]); err != nil {
+		return "", "", "", err
+	}
+	if ns, err = Decode(parts[2]); err != nil {
+		return "", "", "", err
+	}
+	return parts[0], threadID, ns, nil
+}
+
+// ParseCheckpointKey reverses Checkpoint: it returns the thread, namespace
+// and ID of a checkpoint key of this layout, and an error wrapping
+// ErrMalformed for any other string.
+func (l Layout) ParseCheckpointKey(key string) (threadID, ns, id string, err error) {
+	rest, ok := strings.CutPrefix(key, l.prefix+":{")
+	if !ok {
+		return "", "", "", fmt.Errorf("%w: %q lacks the prefix", ErrMalformed, key)
+	}
+	shard, rest, ok := strings.Cut(rest, "}:t:")
+	if !ok {
+		return "", "", "", fmt.Errorf("%w: %q is no thread key", ErrMalformed, key)
+	}
+	parts := strings.Split(rest, ":")
+	if len(parts) != 5 || parts[1] != "n" || parts[3] != "cp" {
+		return "", "", "", fmt.Errorf("%w: %q is no checkpoint key", ErrMalformed, key)
+	}
+	if threadID, err = Decode(parts[0]); err != nil {
+		return "", "", "", err
+	}
+	if ns, err = Decode(parts[2]); err != nil {
+		return "", "", "", err
+	}
+	id = parts[4]
+	if err = ValidateID(id); err != nil {
+		return "", "", "", fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	if strconv.Itoa(l.Shard(threadID)) != shard {
+		return "", "", "", fmt.Errorf("%w: %q is in the wrong shard", ErrMalformed, key)
+	}
+	return threadID, ns, id, nil
+}
+
+// ThreadIndex is the zset of every checkpoint of a thread: id \0 Encode(ns).
+func (l Layout) ThreadIndex(threadID string) string { return l.ThreadBase(threadID) + ":idx" }
+
+// Events is the thread's event stream: one entry per write that changed the
+// thread, appended by the script that made it.
+func (l Layout) Events(threadID string) string { return l.ThreadBase(threadID) + ":events" }
+
+// Feed is the shard's event stream: the events of every thread of the shard,
+// appended by the same scripts. Reading the feeds of all shards gives every
+// event of the prefix.
+func (l Layout) Feed(n int) string { return l.ShardBase(n) + "feed" }

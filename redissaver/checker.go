@@ -1,0 +1,368 @@
+package redissaver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/keys"
+	"github.com/graphstate/redcheck/scripts"
+)
+
+// checker accumulates the findings of one Verify call.
+type checker struct {
+	s        *Saver
+	res      *CheckResult
+	expiring bool // the saver has a TTL: expired entries are notes
+	reported map[Violation]bool
+}
+
+// nsNotInSet is the detail of a namespace missing from the namespace set.
+const nsNotInSet = "the namespace has checkpoints but is not in the thread's namespace set"
+
+// add records a finding once, however many passes make it.
+func (c *checker) add(kind, thread, ns, id, detail string) {
+	v := Violation{Kind: kind, Thread: thread, Namespace: ns, CheckpointID: id, Detail: detail}
+	if c.reported[v] {
+		return
+	}
+	c.reported[v] = true
+	if kind == KindDanglingParent || kind == KindExpired {
+		c.res.Notes = append(c.res.Notes, v)
+		return
+	}
+	c.res.Violations = append(c.res.Violations, v)
+}
+
+// lost reports an entry naming what does not exist: a violation, or a note
+// when the saver has a TTL (expiry explains it).
+func (c *checker) lost(kind, thread, ns, id, detail string) {
+	if c.expiring {
+		kind, detail = KindExpired, kind+": "+detail
+	}
+	c.add(kind, thread, ns, id, detail)
+}
+
+// shard checks the threads (encoded) of shard n, then the shard index and
+// the run indexes their checkpoints name, restricted to the entries of the
+// thread only when only is not "". Threads that have entries in the shard
+// index but are missing from the registry are checked as well.
+func (c *checker) shard(ctx context.Context, n int, threads []string, only string) error {
+	seen := map[string]bool{}
+	runs := map[string]bool{}
+	if err := c.threads(ctx, n, threads, seen, runs); err != nil {
+		return err
+	}
+	var unregistered []string
+	for cursor := ""; ; {
+		items, next, err := c.page(ctx, n, c.s.layout.All(n), "all", cursor, only)
+		if err != nil {
+			return err
+		}
+		for _, it := range items {
+			if enct := c.indexEntry(n, it, "the shard index", ""); enct != "" && !seen[enct] {
+				seen[enct] = true
+				unregistered = append(unregistered, enct)
+			}
+		}
+		if cursor = next; cursor == "" {
+			break
+		}
+	}
+	if err := c.threads(ctx, n, unregistered, seen, runs); err != nil {
+		return err
+	}
+	for _, run := range slices.Sorted(maps.Keys(runs)) {
+		items, _, err := c.page(ctx, n, run, "run", "", only)
+		if err != nil {
+			return err
+		}
+		for _, it := range items {
+			c.indexEntry(n, it, "run index "+strconv.Quote(run), run)
+		}
+	}
+	return nil
+}
+
+// indexEntry checks one item of check_shard.lua for a shard or run index
+// (run is the run index key, "" for the shard index). It returns the
+// encoded thread of an entry whose checkpoint exists while its thread is
+// not in the registry, else "".
+func (c *checker) indexEntry(n int, item any, index, run string) string {
+	c.res.Entries++
+	f := slice(item)
+	if len(f) != 7 {
+		c.add(KindBadEntry, "", "", "", fmt.Sprintf("%s: reply item of %T", index, item))
+		return ""
+	}
+	member, exists := str(f[0]), num(f[1])
+	id, th, ns, err := keys.ParseMember(member)
+	if exists < 0 || err != nil {
+		c.add(KindBadEntry, "", "", "", fmt.Sprintf("%s of shard %d: member %q is not id \\0 thread \\0 namespace", index, n, member))
+		return ""
+	}
+	if sh := c.s.layout.Shard(th); sh != n {
+		c.add(KindBadEntry, th, ns, id, fmt.Sprintf("%s of shard %d names it, but the thread belongs to shard %d", index, n, sh))
+		return ""
+	}
+	if exists == 0 {
+		c.lost(KindMissingCheckpoint, th, ns, id, "named by "+index)
+		return ""
+	}
+	if run != "" && str(f[2]) != run {
+		c.add(KindStaleEntry, th, ns, id, fmt.Sprintf("%s names it, but it belongs to run index %q", index, str(f[2])))
+	}
+	// The same findings as the thread's own check, for a checkpoint that
+	// pass cannot reach (named by none of the thread's indexes).
+	if num(f[4]) == 0 {
+		c.add(KindMissingIndexEntry, th, ns, id, "not in the namespace index")
+	}
+	if num(f[5]) == 0 {
+		c.add(KindMissingIndexEntry, th, ns, id, "not in the thread index")
+	}
+	if num(f[6]) == 0 {
+		c.add(KindMissingIndexEntry, th, ns, "", nsNotInSet)
+	}
+	if num(f[3]) == 0 {
+		return keys.Encode(th)
+	}
+	return ""
+}
+
+// threads checks threads (encoded) of shard n, checkBatch per round trip,
+// marks them in seen and collects the run index keys their checkpoints name.
+func (c *checker) threads(ctx context.Context, n int, threads []string, seen, runs map[string]bool) error {
+	for len(threads) > 0 {
+		batch := threads[:min(checkBatch, len(threads))]
+		threads = threads[len(batch):]
+		calls := make([]scriptCall, len(batch))
+		for i, enct := range batch {
+			seen[enct] = true
+			tbase := c.s.layout.ShardBase(n) + "t:" + enct
+			calls[i] = scriptCall{
+				keys: []string{tbase + ":ns", tbase + ":idx", c.s.layout.Threads(n), c.s.layout.All(n)},
+				args: []any{c.s.layout.ShardBase(n), enct},
+			}
+		}
+		cmds, err := c.s.runPipelined(ctx, scripts.CheckThread, calls)
+		if err != nil {
+			return redisErr("check", err)
+		}
+		for i, cmd := range cmds {
+			reply, err := cmd.Slice()
+			if err != nil || len(reply) < 2 {
+				return corrupt("check thread reply: %v", err)
+			}
+			c.thread(batch[i], reply, runs)
+		}
+	}
+	return nil
+}
+
+// thread checks the reply of check_thread.lua for one thread.
+func (c *checker) thread(enct string, reply []any, runs map[string]bool) {
+	th, err := keys.Decode(enct)
+	if err != nil {
+		th = enct
+	}
+	registered := num(reply[0]) == 1
+	inThreadIndex := map[string]bool{} // id \0 encoded ns
+	for _, m := range slice(reply[1]) {
+		id, encns, ok := strings.Cut(str(m), keys.Sep)
+		_, nserr := keys.Decode(encns)
+		if !ok || keys.ValidateID(id) != nil || nserr != nil {
+			c.add(KindBadEntry, th, "", "", fmt.Sprintf("thread index member %q is not id \\0 namespace", str(m)))
+			continue
+		}
+		inThreadIndex[str(m)] = true
+	}
+	live := 0
+	for _, entry := range reply[2:] {
+		live += c.namespace(th, slice(entry), inThreadIndex, runs)
+	}
+	switch {
+	case live > 0 && !registered:
+		c.add(KindMissingIndexEntry, th, "", "", "the thread has checkpoints but is not in its shard's registry")
+	case live == 0 && registered:
+		c.lost(KindStaleEntry, th, "", "", "the registry names a thread without checkpoints")
+	}
+	if live > 0 || registered {
+		c.res.Threads++
+	}
+}
+
+// namespace checks one namespace entry of check_thread.lua and returns the
+// number of checkpoints it holds.
+func (c *checker) namespace(th string, e []any, inThreadIndex, runs map[string]bool) int {
+	if len(e) != 5 {
+		c.add(KindBadEntry, th, "", "", "namespace entry of the check reply is malformed")
+		return 0
+	}
+	encns, inSet := str(e[0]), num(e[1]) == 1
+	ns, err := keys.Decode(encns)
+	if err != nil {
+		c.add(KindBadEntry, th, encns, "", "namespace is not encoded")
+		ns = encns
+	}
+	inIndex := map[string]bool{}
+	for _, id := range slice(e[2]) {
+		if keys.ValidateID(str(id)) != nil {
+			c.add(KindBadEntry, th, ns, "", fmt.Sprintf("namespace index member %q is no checkpoint id", str(id)))
+		}
+		inIndex[str(id)] = true
+	}
+	blobs := map[string]string{}
+	bf := slice(e[3])
+	for i := 0; i+1 < len(bf); i += 2 {
+		blobs[str(bf[i])] = str(bf[i+1])
+	}
+	cps := slice(e[4])
+	exists := map[string]bool{}
+	for _, cp := range cps {
+		if f := slice(cp); len(f) == 4 && len(slice(f[1])) > 0 {
+			exists[str(f[0])] = true
+		}
+	}
+	live := 0
+	decoded := map[string]bool{} // blob fields already decoded
+	for _, cp := range cps {
+		f := slice(cp)
+		if len(f) != 4 {
+			continue
+		}
+		id, flat, inAll, inRun := str(f[0]), slice(f[1]), num(f[2]), num(f[3])
+		if !exists[id] {
+			if inIndex[id] {
+				c.lost(KindMissingCheckpoint, th, ns, id, "named by the namespace index")
+			}
+			if inThreadIndex[id+keys.Sep+encns] {
+				c.lost(KindMissingCheckpoint, th, ns, id, "named by the thread index")
+			}
+			continue
+		}
+		live++
+		c.res.Checkpoints++
+		for _, miss := range []struct {
+			absent bool
+			what   string
+		}{
+			{!inIndex[id], "the namespace index"},
+			{!inThreadIndex[id+keys.Sep+encns], "the thread index"},
+			{inAll != 1, "the shard index"},
+		} {
+			if miss.absent {
+				c.add(KindMissingIndexEntry, th, ns, id, "not in "+miss.what)
+			}
+		}
+		run := fieldOf(flat, fieldRunKey)
+		switch inRun {
+		case 0:
+			c.lost(KindMissingIndexEntry, th, ns, id, fmt.Sprintf("not in its run index %q", run))
+		case -2:
+			c.add(KindBadCheckpoint, th, ns, id, fmt.Sprintf("run index key %q lies outside the thread's shard", run))
+		}
+		if inRun >= 0 && run != "" {
+			runs[run] = true
+		}
+		c.checkpoint(th, ns, id, flat, blobs, exists, decoded)
+	}
+	if live > 0 && !inSet {
+		c.add(KindMissingIndexEntry, th, ns, "", nsNotInSet)
+	}
+	if live == 0 && inSet {
+		c.lost(KindStaleEntry, th, ns, "", "the thread's namespace set names a namespace without checkpoints")
+	}
+	return live
+}
+
+// checkpoint checks the fields of one checkpoint hash.
+func (c *checker) checkpoint(th, ns, id string, flat []any, blobs map[string]string, exists, decoded map[string]bool) {
+	bad := func(kind, format string, args ...any) { c.add(kind, th, ns, id, fmt.Sprintf(format, args...)) }
+	hasV := false
+	for i := 0; i+1 < len(flat); i += 2 {
+		f, v := str(flat[i]), str(flat[i+1])
+		switch {
+		case f == fieldV:
+			hasV = true
+			if _, err := strconv.Atoi(v); err != nil {
+				bad(KindBadCheckpoint, "format version %q", v)
+			}
+		case f == fieldVersionsSeen:
+			var seen map[string]map[string]string
+			if err := json.Unmarshal([]byte(v), &seen); err != nil {
+				bad(KindBadCheckpoint, "versions seen: %v", err)
+			}
+		case f == fieldUpdated:
+			var u []string
+			if err := json.Unmarshal([]byte(v), &u); err != nil {
+				bad(KindBadCheckpoint, "updated channels: %v", err)
+			}
+		case f == fieldParent:
+			if keys.ValidateID(v) != nil {
+				bad(KindBadCheckpoint, "parent %q is no checkpoint id", v)
+			} else if !exists[v] {
+				c.add(KindDanglingParent, th, ns, id, fmt.Sprintf("parent %s does not exist", v))
+			}
+		case strings.HasPrefix(f, prefixChannel):
+			ch := f[len(prefixChannel):]
+			field := keys.BlobField(ch, v)
+			c.res.Values++
+			stored, ok := blobs[field]
+			switch {
+			case !ok:
+				bad(KindMissingBlob, "channel %q version %q has no value (blob field %q)", ch, v, field)
+			case stored != "" && !decoded[field]:
+				decoded[field] = true
+				if _, err := c.s.decodeValue(stored); err != nil {
+					bad(KindBadValue, "channel %q version %q: %v", ch, v, err)
+				}
+			}
+		case strings.HasPrefix(f, prefixMetadata):
+			if _, err := checkpoint.DecodeMetadataValue([]byte(v)); err != nil {
+				bad(KindBadCheckpoint, "metadata %q: %v", f[len(prefixMetadata):], err)
+			}
+		case strings.HasPrefix(f, prefixWrite):
+			c.res.Writes++
+			if _, err := c.s.decodeWrite(f, v); err != nil {
+				bad(KindBadWrite, "%v", err)
+			}
+		}
+	}
+	if !hasV {
+		bad(KindBadCheckpoint, "no format version (field %q): a hash of writes without a checkpoint", fieldV)
+	}
+}
+
+// page runs check_shard.lua on one page of a shard-wide index of shard n.
+func (c *checker) page(ctx context.Context, n int, key, kind, cursor, only string) (items []any, next string, err error) {
+	res, err := c.s.run(ctx, scripts.CheckShard, []string{key, c.s.layout.Threads(n)},
+		c.s.layout.ShardBase(n), kind, cursor, checkPage, only).Slice()
+	if err != nil {
+		return nil, "", redisErr("check", err)
+	}
+	if len(res) == 0 {
+		return nil, "", corrupt("empty check reply")
+	}
+	return res[1:], str(res[0]), nil
+}
+
+// fieldOf returns the value of field f in a flat hash reply, or "".
+func fieldOf(flat []any, f string) string {
+	for i := 0; i+1 < len(flat); i += 2 {
+		if str(flat[i]) == f {
+			return str(flat[i+1])
+		}
+	}
+	return ""
+}
+
+// str, num and slice read script replies: a Lua string, number or table (or
+// false, which arrives as nil and reads as "", 0 or nil).
+func str(v any) string  { s, _ := v.(string); return s }
+func num(v any) int64   { n, _ := v.(int64); return n }
+func slice(v any) []any { s, _ := v.([]any); return s }

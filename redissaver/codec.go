@@ -1,0 +1,77 @@
+package redissaver
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/graphstate/redcheck/internal/codec"
+)
+
+// Checkpoint hash fields. A checkpoint is one hash: these header fields,
+// "c:"+channel for each channel version, "m:"+key for each metadata key
+// (canonical JSON), and "w:"+… for each pending write.
+const (
+	fieldV            = "v"  // format version, decimal
+	fieldTS           = "ts" // timestamp, opaque
+	fieldParent       = "p"  // parent checkpoint id, absent for a root
+	fieldVersionsSeen = "s"  // versions seen, JSON
+	fieldUpdated      = "u"  // updated channels, JSON, absent when nil
+	fieldRunKey       = "r"  // run index key, absent without a run_id
+	prefixChannel     = "c:"
+	prefixMetadata    = "m:"
+	prefixWrite       = "w:"
+)
+
+// writeField names a pending write in the checkpoint hash:
+// "w:" len(task) ":" task ":" idx. The length makes it injective.
+func writeField(taskID string, idx int) string {
+	return prefixWrite + strconv.Itoa(len(taskID)) + ":" + taskID + ":" + strconv.Itoa(idx)
+}
+
+func parseWriteField(f string) (taskID string, idx int, ok bool) {
+	rest, ok := strings.CutPrefix(f, prefixWrite)
+	if !ok {
+		return "", 0, false
+	}
+	n, rest, ok := cutLen(rest)
+	if !ok || len(rest) < n+1 || rest[n] != ':' {
+		return "", 0, false
+	}
+	idx, err := strconv.Atoi(rest[n+1:])
+	if err != nil {
+		return "", 0, false
+	}
+	return rest[:n], idx, true
+}
+
+// pack, unpack and cutLen are the shared length-prefixed encodings.
+var (
+	pack   = codec.Pack
+	unpack = codec.Unpack
+	cutLen = codec.CutLen
+)
+
+// encodeValue serializes a value to what is stored: pack(type, bytes).
+func (s *Saver) encodeValue(v any) (string, error) {
+	typ, data, err := s.ser.DumpsTyped(v)
+	if err != nil {
+		return "", invalidCheckpoint("cannot serialize value of type %T: %v", v, err)
+	}
+	if typ == "" {
+		return "", invalidCheckpoint("serializer returned an empty type for %T", v)
+	}
+	return pack(typ, string(data)), nil
+}
+
+// decodeValue reverses encodeValue.
+func (s *Saver) decodeValue(stored string) (any, error) {
+	parts, ok := unpack(stored, 2)
+	if !ok {
+		return nil, corrupt("value without a type")
+	}
+	v, err := s.ser.LoadsTyped(parts[0], []byte(parts[1]))
+	if err != nil {
+		return nil, corrupt("value of type %q: %v", parts[0], err)
+	}
+	return v, nil
+}

@@ -1,0 +1,53 @@
+package redissaver
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/redis/go-redis/v9"
+)
+
+func TestWriteField(t *testing.T) {
+	for _, tc := range []struct {
+		task string
+		idx  int
+	}{{"task", 0}, {"t:1:2", -3}, {"", 7}, {"12:x", 10}} {
+		task, idx, ok := parseWriteField(writeField(tc.task, tc.idx))
+		if !ok || task != tc.task || idx != tc.idx {
+			t.Errorf("parseWriteField(writeField(%q, %d)) = %q, %d, %v", tc.task, tc.idx, task, idx, ok)
+		}
+	}
+}
+
+func fuzzSaver(t testing.TB) *Saver {
+	s, err := New(redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// FuzzDecodeStored feeds arbitrary stored bytes to the decoders of
+// checkpoint hashes, values and writes: they must return a value or an
+// error, never panic.
+func FuzzDecodeStored(f *testing.F) {
+	s := fuzzSaver(f)
+	good, _ := s.encodeValue(map[string]any{"a": []any{1, "x"}})
+	f.Add("v", "4", "c:messages", "1", good, "w:4:task:0", pack("ch", "", "msgpack", "\x01"))
+	f.Add("s", "{}", "m:step", "1", "", "w:x", "junk")
+	f.Add("u", "[\"a\"]", "m:k", "{", "7:msgpack", "w:1:t:-1", pack("ch", "", "null", ""))
+	f.Fuzz(func(t *testing.T, f1, v1, f2, v2, blob, wf, wv string) {
+		flat := []any{f1, v1, f2, v2, wf, wv}
+		tup, err := s.decodeTuple("th", "ns", "id", flat, []any{blob, blob}, []any{wf, wv})
+		if err == nil && tup == nil {
+			t.Fatal("nil tuple without an error")
+		}
+		if err != nil && !errors.Is(err, checkpoint.ErrSerialization) {
+			t.Fatalf("error %v does not wrap ErrSerialization", err)
+		}
+		_, _ = s.decodeValue(blob)
+		_, _ = s.decodeWrite(wf, wv)
+		_, _ = s.decodeHistory([]any{blob, []any{wf, wv}})
+	})
+}

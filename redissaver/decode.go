@@ -1,0 +1,157 @@
+package redissaver
+
+import (
+	"cmp"
+	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/graphstate/redcheck/checkpoint"
+)
+
+// decodeTuple turns the reply of load_checkpoint (lib.lua) into a Tuple:
+// flat is the checkpoint hash as field/value pairs, blobs the stored values
+// aligned with its "c:" fields, extra the parent's writes (legacy only).
+func (s *Saver) decodeTuple(thread, ns, id string, flat, blobs, extra any) (*checkpoint.Tuple, error) {
+	pairs, ok := flat.([]any)
+	if !ok || len(pairs)%2 != 0 {
+		return nil, corrupt("checkpoint %q: hash reply of %T", id, flat)
+	}
+	values, _ := blobs.([]any)
+	t := &checkpoint.Tuple{
+		Config: checkpoint.Config{ThreadID: thread, CheckpointNS: ns, CheckpointID: id},
+		Checkpoint: checkpoint.Checkpoint{
+			ID:              id,
+			ChannelValues:   map[string]any{},
+			ChannelVersions: map[string]string{},
+			VersionsSeen:    map[string]map[string]string{},
+		},
+		Metadata: checkpoint.Metadata{},
+	}
+	cp := &t.Checkpoint
+	var writes []storedWrite
+	blob := 0
+	for i := 0; i < len(pairs); i += 2 {
+		f, _ := pairs[i].(string)
+		v, _ := pairs[i+1].(string)
+		switch {
+		case f == fieldV:
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return nil, corrupt("checkpoint %q: version %q", id, v)
+			}
+			cp.V = n
+		case f == fieldTS:
+			cp.TS = v
+		case f == fieldParent:
+			t.ParentConfig = &checkpoint.Config{ThreadID: thread, CheckpointNS: ns, CheckpointID: v}
+		case f == fieldVersionsSeen:
+			if err := json.Unmarshal([]byte(v), &cp.VersionsSeen); err != nil {
+				return nil, corrupt("checkpoint %q: versions seen: %v", id, err)
+			}
+			if cp.VersionsSeen == nil {
+				cp.VersionsSeen = map[string]map[string]string{}
+			}
+		case f == fieldUpdated:
+			if err := json.Unmarshal([]byte(v), &cp.UpdatedChannels); err != nil {
+				return nil, corrupt("checkpoint %q: updated channels: %v", id, err)
+			}
+		case strings.HasPrefix(f, prefixChannel):
+			ch := f[len(prefixChannel):]
+			cp.ChannelVersions[ch] = v
+			if blob >= len(values) {
+				return nil, corrupt("checkpoint %q: values missing", id)
+			}
+			if stored, ok := values[blob].(string); ok && stored != "" {
+				val, err := s.decodeValue(stored)
+				if err != nil {
+					return nil, err
+				}
+				cp.ChannelValues[ch] = val
+			}
+			blob++
+		case strings.HasPrefix(f, prefixMetadata):
+			val, err := checkpoint.DecodeMetadataValue([]byte(v))
+			if err != nil {
+				return nil, corrupt("checkpoint %q: metadata %q: %v", id, f[len(prefixMetadata):], err)
+			}
+			t.Metadata[f[len(prefixMetadata):]] = val
+		case strings.HasPrefix(f, prefixWrite):
+			w, err := s.decodeWrite(f, v)
+			if err != nil {
+				return nil, err
+			}
+			writes = append(writes, w)
+		}
+	}
+	t.PendingWrites = sortedWrites(writes)
+	if err := s.migratePendingSends(t, extra); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// storedWrite is a pending write with its index, for ordering.
+type storedWrite struct {
+	checkpoint.PendingWrite
+	idx int
+}
+
+func (s *Saver) decodeWrite(field, stored string) (storedWrite, error) {
+	task, idx, ok := parseWriteField(field)
+	if !ok {
+		return storedWrite{}, corrupt("write field %q", field)
+	}
+	parts, ok := unpack(stored, 4) // channel, task path, type, data
+	if !ok {
+		return storedWrite{}, corrupt("write %q", field)
+	}
+	val, err := s.ser.LoadsTyped(parts[2], []byte(parts[3]))
+	if err != nil {
+		return storedWrite{}, corrupt("write %q: %v", field, err)
+	}
+	return storedWrite{checkpoint.PendingWrite{TaskID: task, Channel: parts[0], Value: val}, idx}, nil
+}
+
+// sortedWrites orders writes by (task id, index).
+func sortedWrites(ws []storedWrite) []checkpoint.PendingWrite {
+	slices.SortFunc(ws, func(a, b storedWrite) int {
+		return cmp.Or(strings.Compare(a.TaskID, b.TaskID), cmp.Compare(a.idx, b.idx))
+	})
+	out := make([]checkpoint.PendingWrite, len(ws))
+	for i, w := range ws {
+		out[i] = w.PendingWrite
+	}
+	return out
+}
+
+// migratePendingSends applies checkpoint.MigratePendingSends with the
+// parent's writes to checkpoint.TasksChannel that get_tuple.lua returned.
+func (s *Saver) migratePendingSends(t *checkpoint.Tuple, extra any) error {
+	pairs, _ := extra.([]any)
+	if t.Checkpoint.V >= 4 || t.ParentConfig == nil || len(pairs) == 0 {
+		return nil
+	}
+	var sends []storedWrite
+	for i := 0; i+1 < len(pairs); i += 2 {
+		f, _ := pairs[i].(string)
+		v, _ := pairs[i+1].(string)
+		w, err := s.decodeWrite(f, v)
+		if err != nil {
+			return err
+		}
+		if w.Channel == checkpoint.TasksChannel {
+			sends = append(sends, w)
+		}
+	}
+	if len(sends) == 0 {
+		return nil
+	}
+	vals := make([]any, 0, len(sends))
+	for _, w := range sortedWrites(sends) {
+		vals = append(vals, w.Value)
+	}
+	checkpoint.MigratePendingSends(&t.Checkpoint, vals)
+	return nil
+}

@@ -1,0 +1,41 @@
+package redissaver
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/graphstate/redcheck/checkpoint"
+)
+
+// ErrInvalidOptions is returned by New for Options it cannot use.
+var ErrInvalidOptions = errors.New("redissaver: invalid options")
+
+// ErrCorrupt is returned when data read from Redis does not have the shape
+// redcheck writes (a hand-edited key, say). It wraps
+// checkpoint.ErrSerialization.
+var ErrCorrupt = fmt.Errorf("redissaver: corrupt stored data: %w", checkpoint.ErrSerialization)
+
+func invalidOptions(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrInvalidOptions, fmt.Sprintf(format, args...))
+}
+
+func invalidConfig(format string, args ...any) error {
+	return fmt.Errorf("redissaver: %w: %s", checkpoint.ErrInvalidConfig, fmt.Sprintf(format, args...))
+}
+
+func invalidCheckpoint(format string, args ...any) error {
+	return fmt.Errorf("redissaver: %w: %s", checkpoint.ErrInvalidCheckpoint, fmt.Sprintf(format, args...))
+}
+
+func notFound(format string, args ...any) error {
+	return fmt.Errorf("redissaver: %w: %s", checkpoint.ErrNotFound, fmt.Sprintf(format, args...))
+}
+
+func corrupt(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrCorrupt, fmt.Sprintf(format, args...))
+}
+
+// redisErr wraps an error from Redis with the operation that met it.
+func redisErr(op string, err error) error {
+	return fmt.Errorf("redissaver: %s: %w", op, err)
+}

@@ -1,0 +1,140 @@
+package redissaver
+
+import (
+	"time"
+
+	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/internal/codec"
+	"github.com/graphstate/redcheck/keys"
+)
+
+// Defaults of Events.
+const (
+	DefaultEventsMaxLen        = 10_000
+	DefaultFeedMaxLen          = 100_000
+	DefaultEventsMaxValueBytes = 64 << 10
+	DefaultEventsRetainDeleted = time.Hour
+)
+
+// Events configure the events a Saver publishes. Every write (Put,
+// PutWrites, DeleteThread, DeleteForRuns, CopyThread, Prune) appends an event
+// to the thread's stream and to its shard's feed from inside the script that
+// makes the write, so an event exists if and only if its write happened.
+// Package stream reads them.
+type Events struct {
+	// Disabled switches publishing off.
+	Disabled bool
+	// MaxLen trims each thread's stream to about this many events (default
+	// 10,000; Redis trims approximately, in whole macro nodes).
+	MaxLen int64
+	// FeedMaxLen trims each shard's feed to about this many events (default
+	// 100,000).
+	FeedMaxLen int64
+	// IncludeValues copies the stored (serialized) values of the changed
+	// channels and of the writes into the events, each up to MaxValueBytes.
+	IncludeValues bool
+	// MaxValueBytes bounds a value copied into an event (default 64 KiB);
+	// larger ones are left out of the event.
+	MaxValueBytes int
+	// RetainDeleted is how long a deleted thread's stream stays readable, so
+	// that subscribers see the thread_deleted event (default one hour).
+	RetainDeleted time.Duration
+}
+
+func (e Events) withDefaults() (Events, error) {
+	if e.MaxLen == 0 {
+		e.MaxLen = DefaultEventsMaxLen
+	}
+	if e.FeedMaxLen == 0 {
+		e.FeedMaxLen = DefaultFeedMaxLen
+	}
+	if e.MaxValueBytes == 0 {
+		e.MaxValueBytes = DefaultEventsMaxValueBytes
+	}
+	if e.RetainDeleted == 0 {
+		e.RetainDeleted = DefaultEventsRetainDeleted
+	}
+	if e.MaxLen < 1 || e.FeedMaxLen < 1 || e.MaxValueBytes < 1 || e.RetainDeleted < time.Millisecond {
+		return e, invalidOptions("Events: MaxLen, FeedMaxLen, MaxValueBytes and RetainDeleted must be positive")
+	}
+	return e, nil
+}
+
+// Event field names, as package stream decodes them.
+const (
+	evType     = "t"
+	evThread   = "th" // encoded thread (keys.Encode)
+	evNS       = "ns" // encoded namespace
+	evID       = "id"
+	evParent   = "p"
+	evStep     = "step"
+	evSource   = "src"
+	evRun      = "run"
+	evTS       = "ts"
+	evChannels = "ch" // len ":" channel, repeated
+	evTask     = "task"
+	evSourceTh = "from" // CopyThread: the encoded source thread
+	evStrategy = "strategy"
+)
+
+// eventSpec is the event part of a script's ARGV: stream maxlen (0: no
+// event), feed maxlen, the number of pairs, then the pairs.
+func (s *Saver) eventSpec(fields ...string) []any {
+	if s.opts.Events.Disabled {
+		return []any{0, 0, 0}
+	}
+	out := make([]any, 0, 3+len(fields))
+	out = append(out, s.opts.Events.MaxLen, s.opts.Events.FeedMaxLen, len(fields)/2)
+	for _, f := range fields {
+		out = append(out, f)
+	}
+	return out
+}
+
+// checkpointEvent lists the fields of a checkpoint event.
+func (s *Saver) checkpointEvent(cfg checkpoint.Config, cp checkpoint.Checkpoint, md checkpoint.Metadata, newVersions map[string]string, blobs []string) []string {
+	if s.opts.Events.Disabled {
+		return nil
+	}
+	ev := []string{evType, "checkpoint", evThread, keys.Encode(cfg.ThreadID), evNS, keys.Encode(cfg.CheckpointNS), evID, cp.ID, evTS, cp.TS}
+	if cfg.CheckpointID != "" {
+		ev = append(ev, evParent, cfg.CheckpointID)
+	}
+	if step, ok := md["step"]; ok {
+		if enc, err := checkpoint.EncodeMetadataValue(step); err == nil {
+			ev = append(ev, evStep, string(enc))
+		}
+	}
+	if src, ok := md["source"].(string); ok {
+		ev = append(ev, evSource, src)
+	}
+	if run, ok := md["run_id"].(string); ok {
+		ev = append(ev, evRun, run)
+	}
+	names := make([]string, 0, len(newVersions))
+	for ch := range newVersions {
+		names = append(names, ch)
+	}
+	ev = append(ev, evChannels, joinNames(names))
+	if s.opts.Events.IncludeValues {
+		for i := 0; i+1 < len(blobs); i += 2 {
+			// blobs are BlobField(ch, ver), stored value pairs; the event names
+			// the channel.
+			if len(blobs[i+1]) <= s.opts.Events.MaxValueBytes {
+				ev = append(ev, "v:"+blobChannel(blobs[i]), blobs[i+1])
+			}
+		}
+	}
+	return ev
+}
+
+var joinNames = codec.JoinNames
+
+// blobChannel recovers the channel of a blob field (keys.BlobField).
+func blobChannel(field string) string {
+	n, rest, ok := cutLen(field)
+	if !ok || n > len(rest) {
+		return field
+	}
+	return rest[:n]
+}

@@ -1,0 +1,273 @@
+package redissaver_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/internal/redistest"
+	"github.com/graphstate/redcheck/redissaver"
+	"github.com/redis/go-redis/v9"
+)
+
+// footprint counts the keys of a prefix and the fields and members they
+// hold, event streams aside.
+func footprint(t *testing.T, rdb redis.UniversalClient, prefix string) (nkeys, nfields int) {
+	t.Helper()
+	ctx := context.Background()
+	ks, err := rdb.Keys(ctx, prefix+":*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range ks {
+		var n int64
+		switch typ := rdb.Type(ctx, k).Val(); typ {
+		case "hash":
+			n = rdb.HLen(ctx, k).Val()
+		case "zset":
+			n = rdb.ZCard(ctx, k).Val()
+		case "set":
+			n = rdb.SCard(ctx, k).Val()
+		case "stream":
+			continue
+		default:
+			t.Fatalf("key %q of type %s", k, typ)
+		}
+		nkeys++
+		nfields += int(n)
+	}
+	return nkeys, nfields
+}
+
+// agentThread writes n checkpoints where "messages" changes every step,
+// "config" never, with two pending writes per step.
+func agentThread(t *testing.T, s *redissaver.Saver, thread string, n int) checkpoint.Config {
+	t.Helper()
+	ctx := context.Background()
+	cfg := checkpoint.Config{ThreadID: thread}
+	versions := map[string]string{"config": "1"}
+	for i := range n {
+		versions["messages"] = s.NextVersion(versions["messages"])
+		nv := map[string]string{"messages": versions["messages"]}
+		if i == 0 {
+			nv["config"] = "1"
+		}
+		cp := checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(), TS: "ts",
+			ChannelValues:   map[string]any{"messages": []any{fmt.Sprint("message ", i)}, "config": "cfg"},
+			ChannelVersions: map[string]string{"messages": versions["messages"], "config": "1"}}
+		var err error
+		if cfg, err = s.Put(ctx, cfg, cp, checkpoint.Metadata{"step": i, "run_id": fmt.Sprint("run-", i%5)}, nv); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.PutWrites(ctx, cfg, []checkpoint.Write{{Channel: "a", Value: i}, {Channel: "b", Value: i}}, "task", ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return cfg
+}
+
+// TestPruneKeepsOnlyWhatIsNeeded: after keep_latest on a 500-checkpoint
+// thread, Redis holds exactly what one checkpoint needs.
+func TestPruneKeepsOnlyWhatIsNeeded(t *testing.T) {
+	rdb := redistest.Real(t)
+	s := newSaver(t, rdb, redissaver.Options{})
+	ctx := context.Background()
+	latest := agentThread(t, s, "long", 500)
+	beforeKeys, beforeFields := footprint(t, rdb, s.Layout().Prefix())
+	want, err := s.GetTuple(ctx, checkpoint.Config{ThreadID: "long"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Prune(ctx, []string{"long"}, checkpoint.PruneKeepLatest); err != nil {
+		t.Fatal(err)
+	}
+	afterKeys, afterFields := footprint(t, rdb, s.Layout().Prefix())
+	t.Logf("before: %d keys, %d fields; after: %d keys, %d fields", beforeKeys, beforeFields, afterKeys, afterFields)
+	// Left: the checkpoint hash (v, ts, p, s, 2 versions, 2 metadata, r, 2
+	// writes = 11 fields), the namespace index (1), the blobs (2 values), the
+	// namespaces set (1), the thread index (1), the shard registry (1), the
+	// shard index (1) and the run set (1): 8 keys, 19 fields.
+	if afterKeys != 8 || afterFields != 19 {
+		t.Errorf("after prune: %d keys, %d fields; want 8 and 19", afterKeys, afterFields)
+	}
+	got, err := s.GetTuple(ctx, checkpoint.Config{ThreadID: "long"})
+	if err != nil || got.Checkpoint.ID != latest.CheckpointID {
+		t.Fatalf("latest after prune: %v, %v", got, err)
+	}
+	if fmt.Sprint(got.Checkpoint.ChannelValues) != fmt.Sprint(want.Checkpoint.ChannelValues) || len(got.PendingWrites) != 2 {
+		t.Errorf("pruned latest reads %v %v, want %v", got.Checkpoint.ChannelValues, got.PendingWrites, want.Checkpoint.ChannelValues)
+	}
+}
+
+// TestPruneKeepsDeltaChain: keep_latest keeps the ancestors a delta channel
+// needs to reach its seed, and nothing older.
+func TestPruneKeepsDeltaChain(t *testing.T) {
+	_, rdb := redistest.Mini(t)
+	s := newSaver(t, rdb, redissaver.Options{})
+	ctx := context.Background()
+	cfg := checkpoint.Config{ThreadID: "delta"}
+	var ids []string
+	for step := range 10 {
+		ver := fmt.Sprint(step + 1)
+		cp := checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(), ChannelVersions: map[string]string{"log": ver}, ChannelValues: map[string]any{}}
+		nv := map[string]string{"log": ver}
+		if step == 3 { // the seed
+			cp.ChannelValues["log"] = checkpoint.DeltaSnapshot{Value: []any{"s0", "s1", "s2", "s3"}}
+		}
+		var err error
+		if cfg, err = s.Put(ctx, cfg, cp, nil, nv); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, cfg.CheckpointID)
+		if err := s.PutWrites(ctx, cfg, []checkpoint.Write{{Channel: "log", Value: fmt.Sprint("w", step)}}, "t", ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before, err := s.DeltaChannelHistory(ctx, cfg, []string{"log"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Prune(ctx, []string{"delta"}, checkpoint.PruneKeepLatest); err != nil {
+		t.Fatal(err)
+	}
+	after, err := s.DeltaChannelHistory(ctx, cfg, []string{"log"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(before) != fmt.Sprint(after) || !after["log"].HasSeed || len(after["log"].Writes) != 6 {
+		t.Errorf("delta history changed by prune:\nbefore %v\nafter  %v", before, after)
+	}
+	var kept []string
+	for tup, err := range s.List(ctx, checkpoint.ListQuery{ThreadID: "delta"}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept = append(kept, tup.Checkpoint.ID)
+	}
+	if len(kept) != 7 || kept[6] != ids[3] {
+		t.Errorf("kept %d checkpoints (oldest %v), want the 7 from the seed at step 3 on", len(kept), kept)
+	}
+}
+
+// TestDeleteForRunsCollectsValues: values only deleted checkpoints pointed
+// to go; values a surviving checkpoint points to stay.
+func TestDeleteForRunsCollectsValues(t *testing.T) {
+	rdb := redistest.Real(t)
+	s := newSaver(t, rdb, redissaver.Options{})
+	ctx := context.Background()
+	agentThread(t, s, "runs", 50) // run-0 … run-4, round robin
+	_, fieldsBefore := footprint(t, rdb, s.Layout().Prefix())
+	if err := s.DeleteForRuns(ctx, []string{"run-0", "run-1", "run-2", "run-3"}); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for tup, err := range s.List(ctx, checkpoint.ListQuery{ThreadID: "runs"}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tup.Metadata["run_id"] != "run-4" || tup.Checkpoint.ChannelValues["config"] != "cfg" {
+			t.Errorf("survivor %v reads %v", tup.Metadata, tup.Checkpoint.ChannelValues)
+		}
+		n++
+	}
+	if n != 10 {
+		t.Errorf("%d checkpoints survive, want 10", n)
+	}
+	_, fieldsAfter := footprint(t, rdb, s.Layout().Prefix())
+	// Each deleted checkpoint takes its hash fields and index entries, and the
+	// messages value only it pointed to.
+	if fieldsAfter >= fieldsBefore/4 {
+		t.Errorf("fields: %d before, %d after deleting 4 of 5 runs", fieldsBefore, fieldsAfter)
+	}
+	if err := s.DeleteForRuns(ctx, []string{"run-4"}); err != nil {
+		t.Fatal(err)
+	}
+	if k, f := footprint(t, rdb, s.Layout().Prefix()); k != 0 {
+		t.Errorf("%d keys (%d fields) left after deleting every run", k, f)
+	}
+}
+
+func TestCopyThreadOntoExisting(t *testing.T) {
+	_, rdb := redistest.Mini(t)
+	s := newSaver(t, rdb, redissaver.Options{TTL: 0})
+	ctx := context.Background()
+	agentThread(t, s, "src", 3)
+	agentThread(t, s, "dst", 1)
+	if err := s.CopyThread(ctx, "src", "dst"); !errors.Is(err, checkpoint.ErrInvalidConfig) {
+		t.Errorf("copy onto a thread with checkpoints: %v, want ErrInvalidConfig", err)
+	}
+	if err := s.CopyThread(ctx, "src", "src"); !errors.Is(err, checkpoint.ErrInvalidConfig) {
+		t.Errorf("copy onto itself: %v", err)
+	}
+	n := 0
+	for range s.List(ctx, checkpoint.ListQuery{ThreadID: "dst"}) {
+		n++
+	}
+	if n != 1 {
+		t.Errorf("a refused copy changed the target: %d checkpoints", n)
+	}
+	// The copy keeps its run index: deleting a run removes it from both.
+	if err := s.CopyThread(ctx, "src", "copy"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteForRuns(ctx, []string{"run-0"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, th := range []string{"src", "copy"} {
+		for tup, err := range s.List(ctx, checkpoint.ListQuery{ThreadID: th}) {
+			if err != nil || tup.Metadata["run_id"] == "run-0" {
+				t.Errorf("%s still holds run-0: %v %v", th, tup, err)
+			}
+		}
+	}
+}
+
+// TestDeltaHistoryLongChainOneCall: 1,000 ancestors, one round trip.
+func TestDeltaHistoryLongChainOneCall(t *testing.T) {
+	rdb := redistest.Real(t)
+	ctr := redistest.CountRoundTrips(rdb)
+	s := newSaver(t, rdb, redissaver.Options{})
+	ctx := context.Background()
+	head := deltaChain(t, s, "chain", 1000)
+	if err := s.LoadScripts(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ctr.Reset()
+	h, err := s.DeltaChannelHistory(ctx, head, []string{"log"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ctr.Load(); got != 1 {
+		t.Errorf("%d round trips, want 1", got)
+	}
+	if hist := h["log"]; !hist.HasSeed || len(hist.Writes) != 999 || hist.Writes[0].Value != "w0" || hist.Writes[998].Value != "w998" {
+		t.Errorf("history: seed %v, %d writes", hist.HasSeed, len(hist.Writes))
+	}
+}
+
+// deltaChain writes n checkpoints: a DeltaSnapshot of "log" at the first,
+// one write to "log" on each (the head's own write is not history).
+func deltaChain(t testing.TB, s *redissaver.Saver, thread string, n int) checkpoint.Config {
+	t.Helper()
+	ctx := context.Background()
+	cfg := checkpoint.Config{ThreadID: thread}
+	for step := range n {
+		cp := checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(), ChannelValues: map[string]any{}, ChannelVersions: map[string]string{}}
+		var nv map[string]string
+		if step == 0 {
+			cp.ChannelValues["log"] = checkpoint.DeltaSnapshot{Value: []any{}}
+			cp.ChannelVersions["log"] = "1"
+			nv = map[string]string{"log": "1"}
+		}
+		var err error
+		if cfg, err = s.Put(ctx, cfg, cp, checkpoint.Metadata{"step": step}, nv); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.PutWrites(ctx, cfg, []checkpoint.Write{{Channel: "log", Value: fmt.Sprint("w", step)}}, "task", ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return cfg
+}

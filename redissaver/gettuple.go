@@ -1,0 +1,59 @@
+package redissaver
+
+import (
+	"context"
+	"errors"
+
+	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/keys"
+	"github.com/graphstate/redcheck/scripts"
+	"github.com/redis/go-redis/v9"
+)
+
+// GetTuple reads the checkpoint cfg.CheckpointID of the thread and namespace
+// of cfg, or the latest one (greatest ID) when cfg.CheckpointID is "", with
+// its channel values, metadata, parent and pending writes. It is one script
+// call and one round trip; with RefreshOnRead it also extends the TTL.
+//
+// Errors: checkpoint.ErrNotFound when there is no such checkpoint (a missing
+// ID never falls back to the latest), when the thread is unknown and when
+// cfg.ThreadID is ""; checkpoint.ErrInvalidConfig for an over-long thread or
+// namespace; ErrCorrupt for stored data it cannot decode.
+func (s *Saver) GetTuple(ctx context.Context, cfg checkpoint.Config) (*checkpoint.Tuple, error) {
+	if cfg.ThreadID == "" {
+		return nil, notFound("no thread id")
+	}
+	if err := validateAddress(cfg); err != nil {
+		return nil, err
+	}
+	if cfg.CheckpointID != "" && keys.ValidateID(cfg.CheckpointID) != nil {
+		return nil, notFound("checkpoint %q", cfg.CheckpointID)
+	}
+	sc := s.getTupleCall(cfg)
+	res, err := s.run(ctx, scripts.GetTuple, sc.keys, sc.args...).Result()
+	if errors.Is(err, redis.Nil) {
+		return nil, notFound("thread %q namespace %q checkpoint %q", cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID)
+	}
+	if err != nil {
+		return nil, redisErr("get tuple", err)
+	}
+	reply, ok := res.([]any)
+	if !ok || len(reply) != 4 {
+		return nil, corrupt("get tuple reply of %T", res)
+	}
+	id, _ := reply[0].(string)
+	return s.decodeTuple(cfg.ThreadID, cfg.CheckpointNS, id, reply[1], reply[2], reply[3])
+}
+
+// getTupleCall builds the keys and arguments of get_tuple.lua.
+func (s *Saver) getTupleCall(cfg checkpoint.Config) scriptCall {
+	th, ns := cfg.ThreadID, cfg.CheckpointNS
+	var refresh int64
+	if s.opts.RefreshOnRead {
+		refresh = s.opts.ttlMillis()
+	}
+	return scriptCall{
+		keys: []string{s.layout.Index(th, ns), s.layout.Blobs(th, ns), s.layout.Namespaces(th), s.layout.ThreadIndex(th)},
+		args: []any{s.layout.NamespaceBase(th, ns), cfg.CheckpointID, refresh},
+	}
+}

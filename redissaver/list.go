@@ -1,0 +1,241 @@
+package redissaver
+
+import (
+	"context"
+	"iter"
+	"slices"
+	"strings"
+
+	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/keys"
+	"github.com/graphstate/redcheck/scripts"
+)
+
+// List yields the checkpoints q selects, newest ID first (for equal IDs, by
+// thread and namespace, descending). The metadata filter is evaluated inside
+// Redis, before the limit, so a page is never short because of filtering.
+//
+// Round trips: with a thread, one script call per page of Options.PageSize
+// checkpoints (or of q.Limit, when smaller); Redis never ships more than the
+// page. Without a thread (every thread of the saver) and with one shard, the
+// same; with several shards, two pipelined round trips per page: the first
+// finds the page's checkpoints in every shard, the second reads them.
+//
+// Errors, yielded with a nil tuple, end the iteration:
+// checkpoint.ErrInvalidConfig for an over-long thread or namespace or a
+// filter value that is not JSON; ErrCorrupt for undecodable stored data; the
+// Redis error, wrapped.
+func (s *Saver) List(ctx context.Context, q checkpoint.ListQuery) iter.Seq2[*checkpoint.Tuple, error] {
+	return func(yield func(*checkpoint.Tuple, error) bool) {
+		l, err := s.newLister(q)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		if q.ThreadID == "" && s.layout.Shards() > 1 {
+			s.listMerged(ctx, l, yield)
+			return
+		}
+		s.listOne(ctx, l, yield)
+	}
+}
+
+// lister holds what the pages of one List call share.
+type lister struct {
+	q      checkpoint.ListQuery
+	filter []any // field, canonical JSON value pairs
+	nsOnly string
+	left   int // results still wanted; -1 for no limit
+}
+
+func (s *Saver) newLister(q checkpoint.ListQuery) (*lister, error) {
+	if q.ThreadID != "" {
+		if err := keys.ValidateThreadID(q.ThreadID); err != nil {
+			return nil, invalidConfig("%v", err)
+		}
+	}
+	l := &lister{q: q, left: -1}
+	if q.CheckpointNS != nil {
+		if err := keys.ValidateNamespace(*q.CheckpointNS); err != nil {
+			return nil, invalidConfig("%v", err)
+		}
+		l.nsOnly = "=" + keys.Encode(*q.CheckpointNS)
+	}
+	if q.Limit > 0 {
+		l.left = q.Limit
+	}
+	names := make([]string, 0, len(q.Filter))
+	for k := range q.Filter {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	for _, k := range names {
+		enc, err := checkpoint.EncodeMetadataValue(q.Filter[k])
+		if err != nil {
+			return nil, invalidConfig("filter %q: %v", k, err)
+		}
+		l.filter = append(l.filter, prefixMetadata+k, string(enc))
+	}
+	return l, nil
+}
+
+// page returns the size of the next page.
+func (l *lister) page(size int) int {
+	if l.left >= 0 && l.left < size {
+		return l.left
+	}
+	return size
+}
+
+// walk is a position in one lex-ordered index.
+type walk struct {
+	key, mode, base string
+	max, min        string // ZREVRANGEBYLEX bounds
+	done            bool
+}
+
+// newWalk positions a walk on an index. Members of mode "ns" are IDs, the
+// others start with the ID and "\x00".
+func newWalk(key, mode, base string, q checkpoint.ListQuery) *walk {
+	w := &walk{key: key, mode: mode, base: base, max: "+", min: "-"}
+	if q.Before != "" {
+		w.lower("(" + q.Before)
+	}
+	if id := q.CheckpointID; id != "" {
+		if keys.ValidateID(id) != nil {
+			w.done = true // no stored checkpoint can have that ID
+		}
+		if mode == "ns" {
+			w.lower("[" + id)
+			w.min = "[" + id
+		} else {
+			w.lower("(" + id + "\x01")
+			w.min = "[" + id + keys.Sep
+		}
+	}
+	return w
+}
+
+// lower moves the upper bound down to b when b is tighter.
+func (w *walk) lower(b string) {
+	if w.max == "+" {
+		w.max = b
+		return
+	}
+	if c := strings.Compare(b[1:], w.max[1:]); c < 0 || (c == 0 && b[0] == '(') {
+		w.max = b
+	}
+}
+
+// call builds the list.lua call of the walk's next page.
+func (w *walk) call(l *lister, page int, refs bool) scriptCall {
+	r := "0"
+	if refs {
+		r = "1"
+	}
+	nsOnly := ""
+	if w.mode == "shard" {
+		nsOnly = l.nsOnly
+	}
+	args := append([]any{w.mode, w.base, w.max, w.min, page, max(scanBudget, page), r, nsOnly, len(l.filter) / 2}, l.filter...)
+	return scriptCall{keys: []string{w.key}, args: args}
+}
+
+// advance records the cursor a page returned.
+func (w *walk) advance(next string) {
+	if next == "" {
+		w.done = true
+		return
+	}
+	w.lower("(" + next)
+}
+
+// listOne lists from a single index: a (thread, namespace), a thread, or the
+// only shard.
+func (s *Saver) listOne(ctx context.Context, l *lister, yield func(*checkpoint.Tuple, error) bool) {
+	var w *walk
+	switch q := l.q; {
+	case q.ThreadID != "" && q.CheckpointNS != nil:
+		w = newWalk(s.layout.Index(q.ThreadID, *q.CheckpointNS), "ns", s.layout.NamespaceBase(q.ThreadID, *q.CheckpointNS), q)
+	case q.ThreadID != "":
+		w = newWalk(s.layout.ThreadIndex(q.ThreadID), "thread", s.layout.ThreadBase(q.ThreadID), q)
+	default:
+		w = newWalk(s.layout.All(0), "shard", s.layout.ShardBase(0), q)
+	}
+	for !w.done && l.left != 0 {
+		c := w.call(l, l.page(s.opts.PageSize), false)
+		res, err := s.run(ctx, scripts.List, c.keys, c.args...).Slice()
+		if err != nil {
+			yield(nil, redisErr("list", err))
+			return
+		}
+		next, items, err := listReply(res)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		w.advance(next)
+		for _, it := range items {
+			t, err := s.decodeListItem(l.q, w.mode, it)
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			if !yield(t, nil) {
+				return
+			}
+			if l.left > 0 {
+				l.left--
+			}
+		}
+	}
+}
+
+// listReply splits a list.lua reply into its cursor and items.
+func listReply(res []any) (string, []any, error) {
+	if len(res) == 0 {
+		return "", nil, corrupt("empty list reply")
+	}
+	next, ok := res[0].(string)
+	if !ok {
+		return "", nil, corrupt("list cursor of %T", res[0])
+	}
+	return next, res[1:], nil
+}
+
+// decodeListItem decodes one {member, flat, blobs, extra} item.
+func (s *Saver) decodeListItem(q checkpoint.ListQuery, mode string, item any) (*checkpoint.Tuple, error) {
+	parts, ok := item.([]any)
+	if !ok || len(parts) != 4 {
+		return nil, corrupt("list item of %T", item)
+	}
+	member, _ := parts[0].(string)
+	id, thread, ns, err := parseMember(q, mode, member)
+	if err != nil {
+		return nil, err
+	}
+	return s.decodeTuple(thread, ns, id, parts[1], parts[2], parts[3])
+}
+
+// parseMember recovers the checkpoint a member of an index names.
+func parseMember(q checkpoint.ListQuery, mode, member string) (id, thread, ns string, err error) {
+	switch mode {
+	case "ns":
+		return member, q.ThreadID, *q.CheckpointNS, nil
+	case "thread":
+		id, encNS, ok := strings.Cut(member, keys.Sep)
+		if !ok {
+			return "", "", "", corrupt("thread index member %q", member)
+		}
+		ns, err := keys.Decode(encNS)
+		if err != nil {
+			return "", "", "", corrupt("thread index member %q: %v", member, err)
+		}
+		return id, q.ThreadID, ns, nil
+	}
+	id, thread, ns, err = keys.ParseMember(member)
+	if err != nil {
+		return "", "", "", corrupt("%v", err)
+	}
+	return id, thread, ns, nil
+}

@@ -1,0 +1,164 @@
+package redissaver
+
+import (
+	"context"
+	"strings"
+
+	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/keys"
+	"github.com/graphstate/redcheck/scripts"
+)
+
+// shardWalk is a walk over one shard's index with the members it found and
+// has not yet merged.
+type shardWalk struct {
+	*walk
+	buf []string
+}
+
+// listMerged lists every thread of a saver with several shards: each round
+// asks every shard that has no buffered members for its next matching
+// members (one pipelined round trip), merges them newest first, and reads
+// the page's checkpoints (a second pipelined round trip).
+func (s *Saver) listMerged(ctx context.Context, l *lister, yield func(*checkpoint.Tuple, error) bool) {
+	walks := make([]*shardWalk, s.layout.Shards())
+	for i := range walks {
+		walks[i] = &shardWalk{walk: newWalk(s.layout.All(i), "shard", s.layout.ShardBase(i), l.q)}
+	}
+	for l.left != 0 {
+		page := l.page(s.opts.PageSize)
+		if err := s.refill(ctx, l, walks, page); err != nil {
+			yield(nil, err)
+			return
+		}
+		batch := mergeMembers(walks, page)
+		if len(batch) == 0 {
+			if allDone(walks) {
+				return
+			}
+			continue
+		}
+		tuples, err := s.readMembers(ctx, batch)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		for _, t := range tuples {
+			if !yield(t, nil) {
+				return
+			}
+			if l.left > 0 {
+				l.left--
+			}
+		}
+	}
+}
+
+// refill fetches the next members of every shard whose buffer is empty.
+func (s *Saver) refill(ctx context.Context, l *lister, walks []*shardWalk, page int) error {
+	var calls []scriptCall
+	var which []*shardWalk
+	for _, w := range walks {
+		if len(w.buf) == 0 && !w.done {
+			calls = append(calls, w.call(l, page, true))
+			which = append(which, w)
+		}
+	}
+	if len(calls) == 0 {
+		return nil
+	}
+	cmds, err := s.runPipelined(ctx, scripts.List, calls)
+	if err != nil {
+		return redisErr("list", err)
+	}
+	for i, cmd := range cmds {
+		res, err := cmd.Slice()
+		if err != nil {
+			return redisErr("list", err)
+		}
+		next, items, err := listReply(res)
+		if err != nil {
+			return err
+		}
+		which[i].advance(next)
+		for _, it := range items {
+			m, ok := it.(string)
+			if !ok {
+				return corrupt("list member of %T", it)
+			}
+			which[i].buf = append(which[i].buf, m)
+		}
+	}
+	return nil
+}
+
+// mergeMembers takes up to n members, greatest first, while every shard that
+// may still hold greater ones has some buffered.
+func mergeMembers(walks []*shardWalk, n int) []string {
+	var out []string
+	for len(out) < n {
+		var best *shardWalk
+		for _, w := range walks {
+			if len(w.buf) == 0 {
+				if !w.done {
+					return out // its next members are unknown: refill first
+				}
+				continue
+			}
+			if best == nil || strings.Compare(w.buf[0], best.buf[0]) > 0 {
+				best = w
+			}
+		}
+		if best == nil {
+			return out
+		}
+		out = append(out, best.buf[0])
+		best.buf = best.buf[1:]
+	}
+	return out
+}
+
+func allDone(walks []*shardWalk) bool {
+	for _, w := range walks {
+		if !w.done || len(w.buf) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// readMembers reads the checkpoints named by shard index members, in order,
+// in one pipelined round trip. Checkpoints deleted in the meantime are left
+// out.
+func (s *Saver) readMembers(ctx context.Context, members []string) ([]*checkpoint.Tuple, error) {
+	calls := make([]scriptCall, len(members))
+	cfgs := make([]checkpoint.Config, len(members))
+	for i, m := range members {
+		id, thread, ns, err := keys.ParseMember(m)
+		if err != nil {
+			return nil, corrupt("%v", err)
+		}
+		cfgs[i] = checkpoint.Config{ThreadID: thread, CheckpointNS: ns, CheckpointID: id}
+		calls[i] = s.getTupleCall(cfgs[i])
+	}
+	cmds, err := s.runPipelined(ctx, scripts.GetTuple, calls)
+	if err != nil {
+		return nil, redisErr("list", err)
+	}
+	out := make([]*checkpoint.Tuple, 0, len(members))
+	for i, cmd := range cmds {
+		res, err := cmd.Slice()
+		if err != nil {
+			continue // redis.Nil: deleted since the first round trip
+		}
+		if len(res) != 4 {
+			return nil, corrupt("get tuple reply of %d items", len(res))
+		}
+		t, err := s.decodeTuple(cfgs[i].ThreadID, cfgs[i].CheckpointNS, cfgs[i].CheckpointID, res[1], res[2], res[3])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}

@@ -1,0 +1,142 @@
+package redissaver
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+
+	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/keys"
+	"github.com/graphstate/redcheck/scripts"
+)
+
+// Put stores cp in the thread and namespace of cfg, with cfg.CheckpointID as
+// its parent ("" for a root checkpoint), and returns the Config of the stored
+// checkpoint. It writes the values of the channels in newVersions only (a
+// channel listed there but absent from cp.ChannelValues is stored as empty,
+// and reads back absent); the other channels are read back from the values
+// earlier checkpoints stored for their versions. Metadata is stored verbatim,
+// one canonical JSON field per key.
+//
+// Put is one atomic script and one round trip: the checkpoint, its values,
+// the indexes, the thread registry and the TTL change together or not at
+// all. Re-putting an existing ID replaces its checkpoint and metadata and
+// keeps its pending writes.
+//
+// Errors: checkpoint.ErrInvalidConfig for a missing or over-long thread ID or
+// namespace or a malformed parent ID; checkpoint.ErrInvalidCheckpoint for a
+// malformed checkpoint ID, metadata that is not JSON or a value the
+// serializer refuses; otherwise the Redis error, wrapped.
+func (s *Saver) Put(ctx context.Context, cfg checkpoint.Config, cp checkpoint.Checkpoint, md checkpoint.Metadata, newVersions map[string]string) (checkpoint.Config, error) {
+	if err := validateAddress(cfg); err != nil {
+		return checkpoint.Config{}, err
+	}
+	if cfg.CheckpointID != "" {
+		if err := keys.ValidateID(cfg.CheckpointID); err != nil {
+			return checkpoint.Config{}, invalidConfig("parent %v", err)
+		}
+	}
+	if err := keys.ValidateID(cp.ID); err != nil {
+		return checkpoint.Config{}, invalidCheckpoint("%v", err)
+	}
+	fields, runID, err := s.checkpointFields(cfg.CheckpointID, cp, md)
+	if err != nil {
+		return checkpoint.Config{}, err
+	}
+	blobs, err := s.blobArgs(cp, newVersions)
+	if err != nil {
+		return checkpoint.Config{}, err
+	}
+
+	th, ns := cfg.ThreadID, cfg.CheckpointNS
+	shard := s.layout.Shard(th)
+	keyList := []string{
+		s.layout.Checkpoint(th, ns, cp.ID),
+		s.layout.Index(th, ns),
+		s.layout.Blobs(th, ns),
+		s.layout.Namespaces(th),
+		s.layout.ThreadIndex(th),
+		s.layout.Threads(shard),
+		s.layout.All(shard),
+		s.layout.Events(th),
+		s.layout.Feed(shard),
+	}
+	if runID != "" {
+		runKey := s.layout.Run(shard, runID)
+		keyList = append(keyList, runKey)
+		fields = append(fields, fieldRunKey, runKey)
+	}
+	event := s.eventSpec(s.checkpointEvent(cfg, cp, md, newVersions, blobs)...)
+	args := make([]any, 0, 6+len(event)+len(fields)+len(blobs))
+	args = append(args, s.opts.ttlMillis(), cp.ID, keys.Encode(ns), keys.Encode(th), len(fields)/2, len(blobs)/2)
+	args = append(args, event...)
+	for _, f := range fields {
+		args = append(args, f)
+	}
+	for _, b := range blobs {
+		args = append(args, b)
+	}
+	if err := s.run(ctx, scripts.Put, keyList, args...).Err(); err != nil {
+		return checkpoint.Config{}, redisErr("put", err)
+	}
+	return checkpoint.Config{ThreadID: th, CheckpointNS: ns, CheckpointID: cp.ID}, nil
+}
+
+// checkpointFields builds the field/value pairs of a checkpoint hash, and
+// returns the run id to index (from metadata "run_id", when it is a valid
+// string).
+func (s *Saver) checkpointFields(parent string, cp checkpoint.Checkpoint, md checkpoint.Metadata) ([]string, string, error) {
+	fields := make([]string, 0, 8+2*len(cp.ChannelVersions)+2*len(md))
+	fields = append(fields, fieldV, strconv.Itoa(cp.V), fieldTS, cp.TS)
+	if parent != "" {
+		fields = append(fields, fieldParent, parent)
+	}
+	seen := cp.VersionsSeen
+	if seen == nil {
+		seen = map[string]map[string]string{}
+	}
+	seenJSON, err := json.Marshal(seen)
+	if err != nil {
+		return nil, "", invalidCheckpoint("versions seen: %v", err)
+	}
+	fields = append(fields, fieldVersionsSeen, string(seenJSON))
+	if cp.UpdatedChannels != nil {
+		u, err := json.Marshal(cp.UpdatedChannels)
+		if err != nil {
+			return nil, "", invalidCheckpoint("updated channels: %v", err)
+		}
+		fields = append(fields, fieldUpdated, string(u))
+	}
+	for ch, ver := range cp.ChannelVersions {
+		fields = append(fields, prefixChannel+ch, ver)
+	}
+	runID := ""
+	for k, v := range md {
+		enc, err := checkpoint.EncodeMetadataValue(v)
+		if err != nil {
+			return nil, "", invalidCheckpoint("metadata %q: %v", k, err)
+		}
+		fields = append(fields, prefixMetadata+k, string(enc))
+		if r, ok := v.(string); ok && k == "run_id" && keys.ValidateRunID(r) == nil {
+			runID = r
+		}
+	}
+	return fields, runID, nil
+}
+
+// blobArgs builds the blob field/value pairs of the channels in newVersions.
+func (s *Saver) blobArgs(cp checkpoint.Checkpoint, newVersions map[string]string) ([]string, error) {
+	out := make([]string, 0, 2*len(newVersions))
+	for ch, ver := range newVersions {
+		stored := "" // the empty marker: the channel has this version but no value
+		if v, ok := cp.ChannelValues[ch]; ok {
+			enc, err := s.encodeValue(v)
+			if err != nil {
+				return nil, err
+			}
+			stored = enc
+		}
+		out = append(out, keys.BlobField(ch, ver), stored)
+	}
+	return out, nil
+}

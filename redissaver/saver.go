@@ -1,0 +1,103 @@
+package redissaver
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/keys"
+	"github.com/graphstate/redcheck/scripts"
+	"github.com/redis/go-redis/v9"
+)
+
+// Saver is a checkpoint.Saver on plain Redis. It is safe for concurrent use.
+type Saver struct {
+	rdb    redis.UniversalClient
+	opts   Options
+	layout keys.Layout
+	ser    checkpoint.Serializer
+}
+
+var (
+	_ checkpoint.Saver = (*Saver)(nil)
+)
+
+// New returns a Saver that keeps its data in rdb under opts.Prefix. The
+// caller owns rdb and closes it after the Saver is no longer used. rdb may be
+// a *redis.Client, a *redis.ClusterClient, a failover client or a ring of
+// one shard; Redis 7.0 or later (or Valkey) without modules.
+func New(rdb redis.UniversalClient, opts Options) (*Saver, error) {
+	if rdb == nil {
+		return nil, errors.New("redissaver: nil Redis client")
+	}
+	o, layout, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return &Saver{rdb: rdb, opts: o, layout: layout, ser: o.Serializer}, nil
+}
+
+// Layout returns the key layout of the saver.
+func (s *Saver) Layout() keys.Layout { return s.layout }
+
+// LoadScripts loads every script into Redis (on a Cluster, into every
+// master), so that the first call of each operation is one round trip.
+// Calling it is optional: a script missing from Redis's cache is sent again
+// transparently.
+func (s *Saver) LoadScripts(ctx context.Context) error {
+	for name, sc := range scripts.All() {
+		if err := sc.Load(ctx, s.rdb).Err(); err != nil {
+			return redisErr("load script "+name, err)
+		}
+	}
+	return nil
+}
+
+// NextVersion returns the channel version after current; see
+// checkpoint.NextVersion.
+func (s *Saver) NextVersion(current string) string { return checkpoint.NextVersion(current) }
+
+// run runs a script: EVALSHA, and EVAL when Redis does not have it cached.
+func (s *Saver) run(ctx context.Context, sc *redis.Script, keys []string, args ...any) *redis.Cmd {
+	return sc.Run(ctx, s.rdb, keys, args...)
+}
+
+// isNoScript reports whether err is Redis's NOSCRIPT error.
+func isNoScript(err error) bool {
+	return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT")
+}
+
+// runPipelined runs one script many times in one pipeline (one round trip
+// per Redis node). When Redis lacks the script, it loads it and runs the
+// pipeline once more.
+func (s *Saver) runPipelined(ctx context.Context, sc *redis.Script, calls []scriptCall) ([]*redis.Cmd, error) {
+	for attempt := 0; ; attempt++ {
+		pipe := s.rdb.Pipeline()
+		cmds := make([]*redis.Cmd, len(calls))
+		for i, c := range calls {
+			cmds[i] = sc.EvalSha(ctx, pipe, c.keys, c.args...)
+		}
+		_, err := pipe.Exec(ctx)
+		if err != nil && !errors.Is(err, redis.Nil) {
+			if attempt == 0 && isNoScript(err) {
+				if lerr := sc.Load(ctx, s.rdb).Err(); lerr != nil {
+					return nil, lerr
+				}
+				continue
+			}
+			for _, c := range cmds {
+				if cerr := c.Err(); cerr != nil && !errors.Is(cerr, redis.Nil) {
+					return nil, cerr
+				}
+			}
+			return nil, err
+		}
+		return cmds, nil
+	}
+}
+
+type scriptCall struct {
+	keys []string
+	args []any
+}

@@ -1,0 +1,218 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/graphstate/redcheck/keys"
+	"github.com/graphstate/redcheck/scripts"
+)
+
+// Op is one operation of Batch: a GetOp, PutOp, DeleteOp, SearchOp or
+// ListNamespacesOp.
+type Op interface{ isOp() }
+
+// GetOp reads one item, as Get does; its Result.Item is nil when the item
+// is absent.
+type GetOp struct {
+	Namespace  []string
+	Key        string
+	RefreshTTL Refresh
+}
+
+// PutOp stores one item, as Put does.
+type PutOp struct {
+	Namespace []string
+	Key       string
+	Value     map[string]any
+	Options   []PutOption
+}
+
+// DeleteOp removes one item, as Delete does.
+type DeleteOp struct {
+	Namespace []string
+	Key       string
+}
+
+// SearchOp searches, as Search does; its Result.Items holds the page.
+type SearchOp struct {
+	NamespacePrefix []string
+	Options         SearchOptions
+}
+
+// ListNamespacesOp lists namespaces, as ListNamespaces does; its
+// Result.Namespaces holds the page.
+type ListNamespacesOp struct {
+	Options ListNamespacesOptions
+}
+
+func (GetOp) isOp()            {}
+func (PutOp) isOp()            {}
+func (DeleteOp) isOp()         {}
+func (SearchOp) isOp()         {}
+func (ListNamespacesOp) isOp() {}
+
+// Result is the result of one Op of a Batch. Only the field of the Op's
+// kind is set; puts and deletes have none.
+type Result struct {
+	Item       *Item        // GetOp: nil when absent
+	Items      []SearchItem // SearchOp
+	Namespaces [][]string   // ListNamespacesOp
+}
+
+// Batch runs ops and returns one Result per op, in order. It is built to
+// make few round trips, whatever the number of ops:
+//
+//   - one Embedder call for the texts of every put and the query of every
+//     search (each distinct text once);
+//   - one pipelined round trip for every read (gets, searches, namespace
+//     listings), when there is one;
+//   - one round trip, one atomic script, for every write (puts and deletes),
+//     when there is one, after the reads.
+//
+// Reads therefore see the store as it was before the batch's writes, as
+// LangGraph's stores do. When several writes address the same item, the
+// last one wins and the others are skipped. Every op is validated before
+// anything is sent: a bad op fails the whole batch with its error (see the
+// single-op methods for the sentinels) and nothing is written.
+func (s *Store) Batch(ctx context.Context, ops []Op) ([]Result, error) {
+	results := make([]Result, len(ops))
+	var (
+		gets    [2][]getReq // [refresh off, on]
+		getAt   [2][]int
+		reqs    []*searchReq
+		reqAt   []int
+		lists   [][]any
+		listAt  []int
+		writes  []*write
+		writeAt = map[string]int{} // item -> index in writes
+	)
+	addWrite := func(w *write) {
+		id := member(w.ns) + "\x00\x00" + keys.Encode(w.key)
+		if i, ok := writeAt[id]; ok {
+			writes[i] = nil // superseded
+		}
+		writeAt[id] = len(writes)
+		writes = append(writes, w)
+	}
+	for i, op := range ops {
+		var err error
+		switch o := op.(type) {
+		case GetOp:
+			var g getReq
+			if g, err = s.prepareGet(o.Namespace, o.Key, o.RefreshTTL); err == nil {
+				f := 0
+				if g.refresh {
+					f = 1
+				}
+				gets[f], getAt[f] = append(gets[f], g), append(getAt[f], i)
+			}
+		case PutOp:
+			var w *write
+			if w, err = s.preparePut(o.Namespace, o.Key, o.Value, o.Options); err == nil {
+				addWrite(w)
+			}
+		case DeleteOp:
+			var w *write
+			if w, err = prepareDelete(o.Namespace, o.Key); err == nil {
+				addWrite(w)
+			}
+		case SearchOp:
+			var r *searchReq
+			if r, err = s.prepareSearch(o.NamespacePrefix, o.Options); err == nil {
+				reqs, reqAt = append(reqs, r), append(reqAt, i)
+			}
+		case ListNamespacesOp:
+			var args []any
+			if args, err = s.listArgs(o.Options); err == nil {
+				lists, listAt = append(lists, args), append(listAt, i)
+			}
+		default:
+			err = errorf(ErrInvalidArgument, "unknown op type %T", op)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("op %d: %w", i, err)
+		}
+	}
+	live := writes[:0]
+	for _, w := range writes {
+		if w != nil {
+			live = append(live, w)
+		}
+	}
+	writes = live
+
+	if err := s.embedAll(ctx, writes, reqs); err != nil {
+		return nil, err
+	}
+
+	// Reads: one pipeline.
+	var calls []scriptCall
+	for f := range gets {
+		if len(gets[f]) > 0 {
+			calls = append(calls, scriptCall{scripts.StoreGet, s.getArgs(f == 1, gets[f])})
+		}
+	}
+	for _, r := range reqs {
+		calls = append(calls, scriptCall{scripts.StoreSearch, s.searchArgs(r)})
+	}
+	for _, args := range lists {
+		calls = append(calls, scriptCall{scripts.StoreList, args})
+	}
+	if len(calls) > 0 {
+		cmds, err := s.runPipelined(ctx, calls)
+		if err != nil {
+			return nil, redisErr("batch reads", err)
+		}
+		next := 0
+		for f := range gets {
+			if len(gets[f]) == 0 {
+				continue
+			}
+			res, err := cmds[next].Slice()
+			next++
+			if err != nil {
+				return nil, redisErr("batch get", err)
+			}
+			items, err := decodeGets(gets[f], res)
+			if err != nil {
+				return nil, err
+			}
+			for j, it := range items {
+				results[getAt[f][j]].Item = it
+			}
+		}
+		for j := range reqs {
+			res, err := cmds[next].Slice()
+			next++
+			if err != nil {
+				return nil, redisErr("batch search", err)
+			}
+			if results[reqAt[j]].Items, err = decodeSearch(res); err != nil {
+				return nil, err
+			}
+		}
+		for j := range lists {
+			res, err := cmds[next].StringSlice()
+			next++
+			if err != nil {
+				return nil, redisErr("batch list namespaces", err)
+			}
+			if results[listAt[j]].Namespaces, err = decodeNamespaces(res); err != nil {
+				return nil, err
+			}
+		}
+	}
+
+	// Writes: one script.
+	if len(writes) > 0 {
+		res, err := s.run(ctx, scripts.StoreWrite, s.writeArgs(writes, sweepPerWrite)).Slice()
+		if err != nil {
+			return nil, redisErr("batch write", err)
+		}
+		if _, err := sweptCount(res); err != nil {
+			return nil, err
+		}
+	}
+	return results, nil
+}

@@ -1,0 +1,61 @@
+package redisstore
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors. Every error the Store returns wraps one of them or a Redis
+// error; match them with errors.Is.
+var (
+	// ErrInvalidOptions is returned by New for Options it cannot use.
+	ErrInvalidOptions = errors.New("redisstore: invalid options")
+
+	// ErrInvalidNamespace is returned for an empty namespace (where one is
+	// required), an empty label, or a namespace beyond the size limits.
+	ErrInvalidNamespace = errors.New("redisstore: invalid namespace")
+
+	// ErrInvalidKey is returned for a key longer than MaxKeyLen bytes.
+	ErrInvalidKey = errors.New("redisstore: invalid key")
+
+	// ErrInvalidValue is returned by Put for a value JSON cannot represent
+	// (a channel, a func, NaN, a cycle) or one nested deeper than
+	// MaxValueDepth.
+	ErrInvalidValue = errors.New("redisstore: invalid value")
+
+	// ErrInvalidFilter is returned by Search for a malformed filter: an
+	// unknown operator, an operator map mixed with plain fields, a range
+	// operator on something other than a number or a string, an empty path.
+	ErrInvalidFilter = errors.New("redisstore: invalid filter")
+
+	// ErrInvalidArgument is returned for other bad arguments: a negative
+	// Limit, Offset, MaxDepth or TTL, a malformed field path, an unknown
+	// Refresh value.
+	ErrInvalidArgument = errors.New("redisstore: invalid argument")
+
+	// ErrNotFound is returned by Get when no live item has the namespace and
+	// key.
+	ErrNotFound = errors.New("redisstore: item not found")
+
+	// ErrNoEmbedder is returned by Search when a query is given to a store
+	// without an Embedder.
+	ErrNoEmbedder = errors.New("redisstore: query search needs an Embedder")
+
+	// ErrEmbedding is returned when the Embedder fails or returns vectors of
+	// the wrong number, length or content (NaN or infinite components). It
+	// wraps the embedder's own error, if any.
+	ErrEmbedding = errors.New("redisstore: embedding failed")
+
+	// ErrCorrupt is returned when data read from Redis does not have the
+	// shape the store writes (a hand-edited key, say).
+	ErrCorrupt = errors.New("redisstore: corrupt stored data")
+)
+
+func errorf(sentinel error, format string, args ...any) error {
+	return fmt.Errorf("%w: %s", sentinel, fmt.Sprintf(format, args...))
+}
+
+// redisErr wraps an error from Redis with the operation that met it.
+func redisErr(op string, err error) error {
+	return fmt.Errorf("redisstore: %s: %w", op, err)
+}

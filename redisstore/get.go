@@ -1,0 +1,108 @@
+package redisstore
+
+import (
+	"context"
+
+	"github.com/graphstate/redcheck/keys"
+	"github.com/graphstate/redcheck/scripts"
+)
+
+// GetOption changes how Get reads an item.
+type GetOption func(*getConfig)
+
+type getConfig struct{ refresh Refresh }
+
+// WithRefresh says whether Get extends the item's TTL, overriding
+// Options.RefreshOnRead.
+func WithRefresh(r Refresh) GetOption {
+	return func(c *getConfig) { c.refresh = r }
+}
+
+// Get returns the item at (namespace, key): one round trip. With
+// Options.RefreshOnRead (or WithRefresh(RefreshOn)) it also extends the
+// item's TTL, if it has one, in the same atomic script.
+//
+// Errors: ErrNotFound when there is no live item there; ErrInvalidNamespace,
+// ErrInvalidKey, ErrInvalidArgument; ErrCorrupt; or the Redis error, wrapped.
+func (s *Store) Get(ctx context.Context, namespace []string, key string, opts ...GetOption) (*Item, error) {
+	var cfg getConfig
+	for _, o := range opts {
+		if o != nil {
+			o(&cfg)
+		}
+	}
+	g, err := s.prepareGet(namespace, key, cfg.refresh)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.run(ctx, scripts.StoreGet, s.getArgs(g.refresh, []getReq{g})).Slice()
+	if err != nil {
+		return nil, redisErr("get", err)
+	}
+	items, err := decodeGets([]getReq{g}, res)
+	if err != nil {
+		return nil, err
+	}
+	if items[0] == nil {
+		return nil, errorf(ErrNotFound, "namespace %q, key %q", namespace, key)
+	}
+	return items[0], nil
+}
+
+type getReq struct {
+	ns      []string
+	key     string
+	refresh bool
+}
+
+func (s *Store) prepareGet(ns []string, key string, r Refresh) (getReq, error) {
+	if err := validateNamespace(ns); err != nil {
+		return getReq{}, err
+	}
+	if err := validateKey(key); err != nil {
+		return getReq{}, err
+	}
+	refresh, err := r.resolve(s.opts.RefreshOnRead)
+	if err != nil {
+		return getReq{}, err
+	}
+	return getReq{ns: ns, key: key, refresh: refresh}, nil
+}
+
+// getArgs are the arguments of the get script for gets that share one
+// refresh setting.
+func (s *Store) getArgs(refresh bool, gs []getReq) []any {
+	flag := "0"
+	if refresh {
+		flag = "1"
+	}
+	args := make([]any, 0, 2+2*len(gs))
+	args = append(args, s.base, flag)
+	for _, g := range gs {
+		args = append(args, encodeNS(g.ns), keys.Encode(g.key))
+	}
+	return args
+}
+
+// decodeGets reads the reply of the get script: nil for an absent item.
+func decodeGets(gs []getReq, res []any) ([]*Item, error) {
+	if len(res) != len(gs) {
+		return nil, errorf(ErrCorrupt, "get script returned %d entries for %d items", len(res), len(gs))
+	}
+	out := make([]*Item, len(gs))
+	for i, r := range res {
+		if r == nil {
+			continue
+		}
+		raw, ok := r.([]any)
+		if !ok {
+			return nil, errorf(ErrCorrupt, "get script returned %T", r)
+		}
+		it, err := decodeItem(gs[i].ns, gs[i].key, raw)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = &it
+	}
+	return out, nil
+}

@@ -1,0 +1,106 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/graphstate/redcheck/scripts"
+	"github.com/redis/go-redis/v9"
+)
+
+// Store is a long-term memory store on plain Redis. It is safe for
+// concurrent use.
+type Store struct {
+	rdb      redis.UniversalClient
+	opts     Options
+	fields   []path // parsed Options.Fields
+	base     string // "{Prefix}:", the start of every key
+	registry string // "{Prefix}:ns"
+}
+
+// New returns a Store that keeps its items in rdb under opts.Prefix. The
+// caller owns rdb and closes it once the Store is no longer used. rdb may be
+// a *redis.Client, a *redis.ClusterClient, a failover client or a ring of
+// one shard; Redis 7.0 or later (or Valkey) without modules. New does not
+// talk to Redis; it returns an error wrapping ErrInvalidOptions for Options
+// it cannot use.
+func New(rdb redis.UniversalClient, opts Options) (*Store, error) {
+	if rdb == nil {
+		return nil, errorf(ErrInvalidOptions, "nil Redis client")
+	}
+	o, fields, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	base := "{" + o.Prefix + "}:"
+	return &Store{rdb: rdb, opts: o, fields: fields, base: base, registry: base + "ns"}, nil
+}
+
+// Options returns the options of the store, defaults filled in.
+func (s *Store) Options() Options {
+	o := s.opts
+	o.Fields = append([]string(nil), o.Fields...)
+	return o
+}
+
+// LoadScripts loads the store's scripts into Redis (on a Cluster, into the
+// node the store's slot lives on), so that the first call of each operation
+// is one round trip. Calling it is optional: a script missing from Redis's
+// cache is sent again transparently, at the cost of one more round trip.
+func (s *Store) LoadScripts(ctx context.Context) error {
+	for _, sc := range storeScripts {
+		if err := sc.Load(ctx, s.rdb).Err(); err != nil {
+			return redisErr("load scripts", err)
+		}
+	}
+	return nil
+}
+
+var storeScripts = []*redis.Script{scripts.StoreWrite, scripts.StoreGet, scripts.StoreSearch, scripts.StoreList}
+
+// run runs a script on the store's slot: EVALSHA, then EVAL when Redis does
+// not have it cached.
+func (s *Store) run(ctx context.Context, sc *redis.Script, args []any) *redis.Cmd {
+	return sc.Run(ctx, s.rdb, []string{s.registry}, args...)
+}
+
+// runPipelined runs several script calls in one pipeline, one round trip
+// (all keys share the store's slot, so one node serves them). When Redis
+// lacks a script, it loads the scripts and runs the pipeline again: callers
+// pipeline only calls that may run twice (reads).
+func (s *Store) runPipelined(ctx context.Context, calls []scriptCall) ([]*redis.Cmd, error) {
+	for attempt := 0; ; attempt++ {
+		pipe := s.rdb.Pipeline()
+		cmds := make([]*redis.Cmd, len(calls))
+		for i, c := range calls {
+			cmds[i] = c.script.EvalSha(ctx, pipe, []string{s.registry}, c.args...)
+		}
+		_, err := pipe.Exec(ctx)
+		if err == nil {
+			return cmds, nil
+		}
+		if attempt == 0 && isNoScript(err) {
+			if lerr := s.LoadScripts(ctx); lerr != nil {
+				return nil, lerr
+			}
+			continue
+		}
+		for _, c := range cmds {
+			if cerr := c.Err(); cerr != nil && !errors.Is(cerr, redis.Nil) {
+				return nil, cerr
+			}
+		}
+		return nil, err
+	}
+}
+
+type scriptCall struct {
+	script *redis.Script
+	args   []any
+}
+
+// isNoScript reports whether err is Redis's NOSCRIPT error.
+func isNoScript(err error) bool {
+	return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT")
+}

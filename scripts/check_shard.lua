@@ -1,0 +1,53 @@
+-- check_shard.lua: reads one page of a shard-wide index with what its members name, as one snapshot; writes nothing.
+-- KEYS[1] the index: the shard's index of every checkpoint (zset), one of its run indexes (set), or its
+--         thread registry (zset)
+-- KEYS[2] thread registry zset of the shard
+-- ARGV[1] shard base: thread bases are base .. "t:" .. thread
+-- ARGV[2] kind of the index: "all", "run" or "threads"
+-- ARGV[3] cursor: "" for the first page, else the last member of the previous page (zsets; a run index
+--         set is read whole, in one page)
+-- ARGV[4] page size (zsets)
+-- ARGV[5] "" for the entries of every thread, or an encoded thread to return only its entries
+--         (kinds "all" and "run")
+-- Returns: {next cursor ("" after the last page), then one item per member}: kind "threads": the member;
+--          kinds "all" and "run": {member, 1 when its checkpoint hash exists (else 0; -1 for a member that
+--          is not id \0 thread \0 namespace), the checkpoint's "r" field or false, then 1 or 0 for each of:
+--          its thread is in the registry, the id is in the namespace index, the id is in the thread index,
+--          the namespace is in the thread's namespace set}.
+local base, kind, cursor, page, only = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5]
+
+local members, next = {}, ''
+if kind == 'run' then
+  members = redis.call('SMEMBERS', KEYS[1])
+else
+  local min = '-'
+  if cursor ~= '' then min = '(' .. cursor end
+  members = redis.call('ZRANGEBYLEX', KEYS[1], min, '+', 'LIMIT', 0, page)
+  if #members == page then next = members[#members] end
+end
+
+local out = {next}
+if kind == 'threads' then
+  for _, m in ipairs(members) do out[#out + 1] = m end
+  return out
+end
+for _, m in ipairs(members) do
+  local parts = split0(m)
+  if #parts ~= 3 then
+    out[#out + 1] = {m, -1, false, 0, 0, 0, 0}
+  elseif only == '' or parts[2] == only then
+    local id, enct, encns = parts[1], parts[2], parts[3]
+    local tbase = base .. 't:' .. enct
+    local nsbase = tbase .. ':n:' .. encns
+    local exists = redis.call('EXISTS', nsbase .. ':cp:' .. id)
+    local run = false
+    if exists == 1 then run = redis.call('HGET', nsbase .. ':cp:' .. id, 'r') end
+    local function yes(r) if r then return 1 end return 0 end
+    out[#out + 1] = {m, exists, run,
+      yes(redis.call('ZSCORE', KEYS[2], enct)),
+      yes(redis.call('ZSCORE', nsbase .. ':idx', id)),
+      yes(redis.call('ZSCORE', tbase .. ':idx', id .. '\0' .. encns)),
+      redis.call('SISMEMBER', tbase .. ':ns', encns)}
+  end
+end
+return out

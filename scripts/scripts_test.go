@@ -1,0 +1,90 @@
+package scripts_test
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/graphstate/redcheck/internal/redistest"
+	"github.com/graphstate/redcheck/scripts"
+	"github.com/redis/go-redis/v9"
+)
+
+func TestMain(m *testing.M) { redistest.Main(m) }
+
+// TestHeaders: every file opens with a header naming its KEYS, its ARGV and
+// what it returns.
+func TestHeaders(t *testing.T) {
+	files := scripts.Files()
+	if len(files) < 2 {
+		t.Fatalf("embedded files: %v", files)
+	}
+	for _, f := range files {
+		h, err := scripts.Header(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"-- KEYS", "-- ARGV", "-- Returns:"} {
+			if !strings.Contains(h, want) {
+				t.Errorf("%s: header lacks %q:\n%s", f, want, h)
+			}
+		}
+	}
+}
+
+// TestEveryFileRegistered: each .lua file but lib.lua is a script, and each
+// script is a file.
+func TestEveryFileRegistered(t *testing.T) {
+	all := scripts.All()
+	for _, f := range scripts.Files() {
+		if f == "lib.lua" {
+			continue
+		}
+		if all[f] == nil {
+			t.Errorf("%s is embedded but not registered", f)
+		}
+	}
+	if len(all) != len(scripts.Files())-1 {
+		t.Errorf("%d scripts registered for %d files", len(all), len(scripts.Files()))
+	}
+}
+
+// TestNoForbiddenLua: no cmsgpack, bit or struct (miniredis lacks them), no
+// KEYS or SCAN, no global function definitions.
+func TestNoForbiddenLua(t *testing.T) {
+	forbidden := regexp.MustCompile(`cmsgpack|\bbit\.|\bstruct\.|'KEYS'|'SCAN'|"KEYS"|"SCAN"|^function `)
+	for _, f := range scripts.Files() {
+		src, err := scripts.Source(f)
+		if f == "lib.lua" {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(src, "\n") {
+			if forbidden.MatchString(line) {
+				t.Errorf("%s:%d: %s", f, i+1, line)
+			}
+		}
+	}
+}
+
+// TestScriptsLoad loads every script into miniredis and a real Redis.
+func TestScriptsLoad(t *testing.T) {
+	_, mini := redistest.Mini(t)
+	for name, c := range map[string]*redis.Client{"miniredis": mini, "redis": redistest.Real(t)} {
+		t.Run(name, func(t *testing.T) {
+			for file, s := range scripts.All() {
+				sha, err := s.Load(context.Background(), c).Result()
+				if err != nil {
+					t.Errorf("%s: %v", file, err)
+					continue
+				}
+				if sha != s.Hash() {
+					t.Errorf("%s: loaded as %s, want %s", file, sha, s.Hash())
+				}
+			}
+		})
+	}
+}

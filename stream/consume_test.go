@@ -1,0 +1,159 @@
+package stream_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/graphstate/redcheck/redissaver"
+	"github.com/graphstate/redcheck/stream"
+	"github.com/redis/go-redis/v9"
+)
+
+// handled records what a handler saw, safely.
+type handled struct {
+	mu  sync.Mutex
+	ids map[string]int // checkpoint id -> times handled successfully
+}
+
+func (h *handled) add(id string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.ids == nil {
+		h.ids = map[string]int{}
+	}
+	h.ids[id]++
+	return len(h.ids)
+}
+
+func (h *handled) count() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.ids)
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestConsumeAcks(t *testing.T) { forTiers(t, consumeAcks) }
+
+func consumeAcks(t *testing.T, rdb redis.UniversalClient) {
+	s := newSaver(t, rdb, redissaver.Options{Shards: 4})
+	sub := newSubscriber(t, rdb, s)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var h handled
+	done := make(chan error, 1)
+	go func() {
+		done <- sub.Consume(ctx, "g", "c1", func(_ context.Context, ev stream.Event) error {
+			h.add(ev.CheckpointID)
+			return nil
+		}, stream.ConsumeOptions{Start: stream.FromBeginning, MinIdle: 100 * time.Millisecond})
+	}()
+	ids := append(putN(t, s, "a", 5), putN(t, s, "b", 5)...)
+	waitFor(t, "10 events handled", func() bool { return h.count() == 10 })
+	for _, id := range ids {
+		if h.ids[id] != 1 {
+			t.Errorf("checkpoint %s handled %d times", id, h.ids[id])
+		}
+	}
+	time.Sleep(300 * time.Millisecond) // past MinIdle: nothing may come back
+	for n := range 4 {
+		if p := rdb.XPending(context.Background(), s.Layout().Feed(n), "g").Val(); p != nil && p.Count != 0 {
+			t.Errorf("shard %d: %d events left pending", n, p.Count)
+		}
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("Consume returned %v", err)
+	}
+}
+
+// TestConsumerDiesEventsRedelivered: a consumer that dies holding
+// unacknowledged events loses none: another claims and handles them all.
+func TestConsumerDiesEventsRedelivered(t *testing.T) { forTiers(t, consumerDiesEventsRedelivered) }
+
+func consumerDiesEventsRedelivered(t *testing.T, rdb redis.UniversalClient) {
+	s := newSaver(t, rdb, redissaver.Options{Shards: 2})
+	sub := newSubscriber(t, rdb, s)
+	ids := putN(t, s, "work", 6)
+
+	// c1 takes events and hangs in its handler until it is killed.
+	ctx1, kill := context.WithCancel(context.Background())
+	var got1 handled
+	go sub.Consume(ctx1, "g", "c1", func(ctx context.Context, ev stream.Event) error {
+		got1.add(ev.CheckpointID)
+		<-ctx.Done()
+		return ctx.Err()
+	}, stream.ConsumeOptions{Start: stream.FromBeginning, MinIdle: time.Hour})
+	waitFor(t, "c1 to hold an event", func() bool { return got1.count() > 0 })
+	kill()
+
+	ctx2, stop := context.WithCancel(context.Background())
+	defer stop()
+	var got2 handled
+	go sub.Consume(ctx2, "g", "c2", func(_ context.Context, ev stream.Event) error {
+		got2.add(ev.CheckpointID)
+		return nil
+	}, stream.ConsumeOptions{MinIdle: 200 * time.Millisecond})
+	waitFor(t, "c2 to handle every event", func() bool { return got2.count() == len(ids) })
+	for _, id := range ids {
+		if got2.ids[id] != 1 {
+			t.Errorf("%s handled %d times by c2", id, got2.ids[id])
+		}
+	}
+}
+
+func TestConsumeDeadLetterAndPanics(t *testing.T) { forTiers(t, consumeDeadLetterAndPanics) }
+
+func consumeDeadLetterAndPanics(t *testing.T, rdb redis.UniversalClient) {
+	s := newSaver(t, rdb, redissaver.Options{Shards: 1})
+	sub := newSubscriber(t, rdb, s)
+	ids := putN(t, s, "poison", 2)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var mu sync.Mutex
+	var panics, failures int
+	go sub.Consume(ctx, "g", "c", func(_ context.Context, ev stream.Event) error {
+		if ev.CheckpointID == ids[0] {
+			panic("poison")
+		}
+		return errors.New("always fails")
+	}, stream.ConsumeOptions{Start: stream.FromBeginning, MinIdle: 20 * time.Millisecond, MaxDeliveries: 3,
+		OnError: func(_ stream.Event, err error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if errors.Is(err, stream.ErrHandlerPanic) {
+				panics++
+			} else {
+				failures++
+			}
+		}})
+	dead := sub.DeadLetter(s.Layout().Feed(0), "g")
+	waitFor(t, "both events in the dead-letter stream", func() bool { return rdb.XLen(context.Background(), dead).Val() == 2 })
+	msgs := rdb.XRange(context.Background(), dead, "-", "+").Val()
+	for i, m := range msgs {
+		ev, err := stream.DecodeEvent(m, nil)
+		if err != nil || ev.CheckpointID != ids[i] || m.Values["dead_deliveries"] != "3" {
+			t.Errorf("dead letter %d: %+v %v %v", i, ev, m.Values, err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if panics != 3 || failures != 3 {
+		t.Errorf("reported %d panics and %d failures, want 3 and 3", panics, failures)
+	}
+	if p := rdb.XPending(context.Background(), s.Layout().Feed(0), "g").Val(); p.Count != 0 {
+		t.Errorf("%d events still pending", p.Count)
+	}
+}

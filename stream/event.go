@@ -1,0 +1,181 @@
+package stream
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/internal/codec"
+	"github.com/graphstate/redcheck/keys"
+	"github.com/redis/go-redis/v9"
+)
+
+// EventType names what a write did.
+type EventType string
+
+// The event types.
+const (
+	TypeCheckpoint    EventType = "checkpoint"     // Put stored a checkpoint
+	TypeWrites        EventType = "writes"         // PutWrites stored pending writes
+	TypeThreadDeleted EventType = "thread_deleted" // DeleteThread (or Prune with PruneDelete)
+	TypeRunsDeleted   EventType = "runs_deleted"   // DeleteForRuns removed checkpoints of the thread
+	TypeThreadCopied  EventType = "thread_copied"  // CopyThread wrote the thread (the target)
+	TypePruned        EventType = "pruned"         // Prune with PruneKeepLatest removed checkpoints
+)
+
+// ErrMalformedEvent is returned for a stream entry that redcheck did not
+// write (or that was damaged).
+var ErrMalformedEvent = errors.New("stream: malformed event")
+
+// Event is one write, as announced by the script that made it.
+type Event struct {
+	// ID is the entry's ID in its stream, Stream the stream's key.
+	ID     string
+	Stream string
+	// Cursor resumes a subscription right after this event (Query.From).
+	Cursor string
+	// Time is when Redis appended the event (from the ID), in milliseconds.
+	Time time.Time
+
+	Type         EventType
+	ThreadID     string
+	CheckpointNS string // checkpoint and writes events
+	CheckpointID string // checkpoint and writes events
+	ParentID     string // checkpoint events; "" for a root checkpoint
+	Step         int64  // checkpoint events with a metadata "step"
+	HasStep      bool
+	Source       string   // metadata "source"
+	RunID        string   // metadata "run_id"
+	TS           string   // the checkpoint's TS
+	Channels     []string // checkpoint: channels with new versions; writes: channels written
+	TaskID       string   // writes events
+
+	SourceThreadID string   // thread_copied: the thread copied from
+	RunIDs         []string // runs_deleted
+	Strategy       string   // pruned
+	Count          int64    // checkpoints deleted, pruned or copied
+
+	// Values holds, when the saver includes values (redissaver.Events),
+	// checkpoint events' channel values by channel.
+	Values map[string]any
+	// Writes holds, when the saver includes values, writes events' stored
+	// writes, in the order of the call.
+	Writes []checkpoint.PendingWrite
+}
+
+// DecodeEvent decodes a stream entry. Values are decoded with ser (nil: the
+// msgpack serializer). Errors wrap ErrMalformedEvent; it never panics.
+func DecodeEvent(msg redis.XMessage, ser checkpoint.Serializer) (Event, error) {
+	if ser == nil {
+		ser = checkpoint.MsgpackSerializer{}
+	}
+	ev := Event{ID: msg.ID}
+	ms, _, ok := strings.Cut(msg.ID, "-")
+	if n, err := strconv.ParseInt(ms, 10, 64); ok && err == nil {
+		ev.Time = time.UnixMilli(n)
+	} else {
+		return ev, fmt.Errorf("%w: entry id %q", ErrMalformedEvent, msg.ID)
+	}
+	str := func(k string) string { s, _ := msg.Values[k].(string); return s }
+	ev.Type = EventType(str("t"))
+	switch ev.Type {
+	case TypeCheckpoint, TypeWrites, TypeThreadDeleted, TypeRunsDeleted, TypeThreadCopied, TypePruned:
+	default:
+		return ev, fmt.Errorf("%w: type %q", ErrMalformedEvent, ev.Type)
+	}
+	var err error
+	if ev.ThreadID, err = keys.Decode(str("th")); err != nil || ev.ThreadID == "" {
+		return ev, fmt.Errorf("%w: thread %q", ErrMalformedEvent, str("th"))
+	}
+	if ev.CheckpointNS, err = keys.Decode(str("ns")); err != nil {
+		return ev, fmt.Errorf("%w: namespace %q", ErrMalformedEvent, str("ns"))
+	}
+	if from := str("from"); from != "" {
+		if ev.SourceThreadID, err = keys.Decode(from); err != nil {
+			return ev, fmt.Errorf("%w: source thread %q", ErrMalformedEvent, from)
+		}
+	}
+	ev.CheckpointID, ev.ParentID, ev.TaskID = str("id"), str("p"), str("task")
+	ev.Source, ev.RunID, ev.TS, ev.Strategy = str("src"), str("run"), str("ts"), str("strategy")
+	if s := str("step"); s != "" {
+		if ev.Step, err = strconv.ParseInt(s, 10, 64); err != nil {
+			return ev, fmt.Errorf("%w: step %q", ErrMalformedEvent, s)
+		}
+		ev.HasStep = true
+	}
+	if s := str("n"); s != "" {
+		if ev.Count, err = strconv.ParseInt(s, 10, 64); err != nil {
+			return ev, fmt.Errorf("%w: count %q", ErrMalformedEvent, s)
+		}
+	}
+	if ev.Channels, ok = codec.SplitNames(str("ch")); !ok {
+		return ev, fmt.Errorf("%w: channels %q", ErrMalformedEvent, str("ch"))
+	}
+	if ev.RunIDs, ok = codec.SplitNames(str("runs")); !ok {
+		return ev, fmt.Errorf("%w: run ids %q", ErrMalformedEvent, str("runs"))
+	}
+	if err := decodeValues(&ev, msg.Values, ser); err != nil {
+		return ev, err
+	}
+	return ev, nil
+}
+
+// decodeValues decodes the "v:" fields: channel values of a checkpoint
+// event (stored as pack(type, data)), writes of a writes event (stored as
+// pack(channel, task path, type, data), keyed by position).
+func decodeValues(ev *Event, fields map[string]any, ser checkpoint.Serializer) error {
+	type posWrite struct {
+		pos int
+		w   checkpoint.PendingWrite
+	}
+	var writes []posWrite
+	for k, raw := range fields {
+		name, ok := strings.CutPrefix(k, "v:")
+		if !ok {
+			continue
+		}
+		stored, _ := raw.(string)
+		if ev.Type == TypeWrites {
+			pos, err := strconv.Atoi(name)
+			parts, ok := codec.Unpack(stored, 4)
+			if err != nil || !ok {
+				return fmt.Errorf("%w: write value %q", ErrMalformedEvent, k)
+			}
+			v, err := ser.LoadsTyped(parts[2], []byte(parts[3]))
+			if err != nil {
+				return fmt.Errorf("%w: write value %q: %v", ErrMalformedEvent, k, err)
+			}
+			writes = append(writes, posWrite{pos, checkpoint.PendingWrite{TaskID: ev.TaskID, Channel: parts[0], Value: v}})
+			continue
+		}
+		if stored == "" {
+			continue // the empty marker: a version without a value
+		}
+		parts, ok := codec.Unpack(stored, 2)
+		if !ok {
+			return fmt.Errorf("%w: value %q", ErrMalformedEvent, k)
+		}
+		v, err := ser.LoadsTyped(parts[0], []byte(parts[1]))
+		if err != nil {
+			return fmt.Errorf("%w: value %q: %v", ErrMalformedEvent, k, err)
+		}
+		if ev.Values == nil {
+			ev.Values = map[string]any{}
+		}
+		ev.Values[name] = v
+	}
+	if len(writes) > 0 {
+		for i := 1; i < len(writes); i++ { // a handful: insertion sort by position
+			for j := i; j > 0 && writes[j].pos < writes[j-1].pos; j-- {
+				writes[j], writes[j-1] = writes[j-1], writes[j]
+			}
+		}
+		for _, w := range writes {
+			ev.Writes = append(ev.Writes, w.w)
+		}
+	}
+	return nil
+}

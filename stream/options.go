@@ -1,0 +1,71 @@
+package stream
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/keys"
+	"github.com/redis/go-redis/v9"
+)
+
+// ErrInvalidOptions is returned by New for Options it cannot use.
+var ErrInvalidOptions = errors.New("stream: invalid options")
+
+// Options configure a Subscriber. Prefix and Shards must be those of the
+// saver that publishes.
+type Options struct {
+	// Prefix of the saver's keys (default "redcheck").
+	Prefix string
+	// Shards of the saver (default keys.DefaultShards).
+	Shards int
+	// Serializer decodes values included in events (default
+	// checkpoint.MsgpackSerializer).
+	Serializer checkpoint.Serializer
+	// Block is how long one blocking read waits before it reads again
+	// (default 2s). It bounds how late a cancelled context is noticed.
+	Block time.Duration
+	// Count is the number of events one read returns at most (default 100).
+	Count int64
+	// MaxBackoff bounds the wait between reconnection attempts (default 2s).
+	MaxBackoff time.Duration
+}
+
+// Subscriber reads the events of one prefix. It is safe for concurrent use;
+// each subscription holds a connection of the client while it blocks.
+type Subscriber struct {
+	rdb    redis.UniversalClient
+	opts   Options
+	layout keys.Layout
+}
+
+// New returns a Subscriber reading through rdb, which the caller owns.
+func New(rdb redis.UniversalClient, opts Options) (*Subscriber, error) {
+	if rdb == nil {
+		return nil, fmt.Errorf("%w: nil Redis client", ErrInvalidOptions)
+	}
+	if opts.Prefix == "" {
+		opts.Prefix = "redcheck"
+	}
+	if opts.Serializer == nil {
+		opts.Serializer = checkpoint.MsgpackSerializer{}
+	}
+	if opts.Block == 0 {
+		opts.Block = 2 * time.Second
+	}
+	if opts.Count == 0 {
+		opts.Count = 100
+	}
+	if opts.MaxBackoff == 0 {
+		opts.MaxBackoff = 2 * time.Second
+	}
+	if opts.Block < time.Millisecond || opts.Count < 1 || opts.MaxBackoff < time.Millisecond {
+		return nil, fmt.Errorf("%w: Block, Count and MaxBackoff must be positive", ErrInvalidOptions)
+	}
+	layout, err := keys.New(opts.Prefix, opts.Shards)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidOptions, err)
+	}
+	return &Subscriber{rdb: rdb, opts: opts, layout: layout}, nil
+}

@@ -1,0 +1,155 @@
+package stream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"time"
+
+	"github.com/graphstate/redcheck/keys"
+	"github.com/redis/go-redis/v9"
+)
+
+// Query selects the events of a subscription.
+type Query struct {
+	// ThreadID follows one thread; "" follows every thread.
+	ThreadID string
+	// CheckpointNS, when non-nil, keeps only events of that namespace
+	// (events that concern a whole thread, such as thread_deleted, have the
+	// namespace "" and pass only a filter on "").
+	CheckpointNS *string
+	// From is where to start: "" for events after the subscription starts,
+	// FromBeginning for the oldest event Redis holds, or an Event.Cursor of
+	// an earlier subscription with the same ThreadID to resume right after
+	// that event.
+	From string
+	// Since, when From is "" and Since is not zero, starts at the first
+	// event appended at or after Since.
+	Since time.Time
+}
+
+// Subscribe yields the events q selects as they arrive, blocking between
+// them, until ctx ends or the caller stops ranging. Errors are yielded with
+// a zero Event (a malformed entry, with its ID and Cursor set); after a Redis
+// error the subscription backs off, reconnects and resumes after the last
+// event it yielded, when the caller ranges on.
+func (s *Subscriber) Subscribe(ctx context.Context, q Query) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		streams, err := s.streams(q.ThreadID)
+		if err != nil {
+			yield(Event{}, err)
+			return
+		}
+		ids, err := s.start(ctx, q, streams)
+		for err != nil {
+			if ctx.Err() != nil || !yield(Event{}, err) {
+				return
+			}
+			time.Sleep(s.opts.MaxBackoff)
+			ids, err = s.start(ctx, q, streams)
+		}
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		index := make(map[string]int, len(streams))
+		for i, k := range streams {
+			index[k] = i
+		}
+		for b := range s.pump(ctx, streams, ids, s.xread) {
+			if b.err != nil {
+				if !yield(Event{}, fmt.Errorf("stream: read: %w", b.err)) {
+					return
+				}
+				continue
+			}
+			for _, st := range b.res {
+				i, ok := index[st.Stream]
+				if !ok {
+					continue
+				}
+				for _, msg := range st.Messages {
+					ids[i] = msg.ID
+					ev, err := DecodeEvent(msg, s.opts.Serializer)
+					ev.Stream, ev.Cursor = st.Stream, cursorOf(ids)
+					if err == nil && q.CheckpointNS != nil && ev.CheckpointNS != *q.CheckpointNS {
+						continue
+					}
+					if !yield(ev, err) {
+						return
+					}
+				}
+			}
+		}
+	}
+}
+
+// Position returns the current end of the events of a thread ("" for every
+// thread), as a cursor for Query.From: read some state, then subscribe from
+// the position taken before, and no event written in between is missed.
+func (s *Subscriber) Position(ctx context.Context, threadID string) (string, error) {
+	streams, err := s.streams(threadID)
+	if err != nil {
+		return "", err
+	}
+	ids, err := s.start(ctx, Query{}, streams)
+	if err != nil {
+		return "", err
+	}
+	return cursorOf(ids), nil
+}
+
+// streams returns the keys a subscription reads: the thread's stream, or
+// every shard's feed.
+func (s *Subscriber) streams(threadID string) ([]string, error) {
+	if threadID != "" {
+		if err := keys.ValidateThreadID(threadID); err != nil {
+			return nil, fmt.Errorf("stream: %w", err)
+		}
+		return []string{s.layout.Events(threadID)}, nil
+	}
+	out := make([]string, s.layout.Shards())
+	for i := range out {
+		out[i] = s.layout.Feed(i)
+	}
+	return out, nil
+}
+
+// start resolves the query's start into one position per stream. "Now" is
+// the last ID each stream holds (read once, so that nothing appended after
+// the subscription starts is missed between reads).
+func (s *Subscriber) start(ctx context.Context, q Query, streams []string) ([]string, error) {
+	switch {
+	case q.From != "":
+		return parseCursor(q.From, len(streams))
+	case !q.Since.IsZero():
+		ids := make([]string, len(streams))
+		for i := range ids {
+			ids[i] = beforeTime(q.Since)
+		}
+		return ids, nil
+	}
+	pipe := s.rdb.Pipeline()
+	cmds := make([]*redis.XMessageSliceCmd, len(streams))
+	for i, k := range streams {
+		cmds[i] = pipe.XRevRangeN(ctx, k, "+", "-", 1)
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("stream: find the end of the streams: %w", err)
+	}
+	ids := make([]string, len(streams))
+	for i, c := range cmds {
+		ids[i] = "0-0"
+		if msgs, _ := c.Result(); len(msgs) > 0 {
+			ids[i] = msgs[0].ID
+		}
+	}
+	return ids, nil
+}
+
+func (s *Subscriber) xread(ctx context.Context, streams, ids []string) ([]redis.XStream, error) {
+	return s.rdb.XRead(ctx, &redis.XReadArgs{
+		Streams: append(append([]string{}, streams...), ids...),
+		Count:   s.opts.Count,
+		Block:   s.opts.Block,
+	}).Result()
+}
