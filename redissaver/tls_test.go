@@ -236,15 +236,20 @@ func TestAuth(t *testing.T) {
 	t.Cleanup(func() { _ = good.Close() })
 	roundTrip(t, newSaver(t, good, redissaver.Options{}))
 
-	anon := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
-	t.Cleanup(func() { _ = anon.Close() })
-	as := newSaver(t, anon, redissaver.Options{})
+	// One client per call: after the protocol error Redis closes the
+	// connection, and a call that reused it would only see EOF.
+	anon := func() *redissaver.Saver {
+		c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+		t.Cleanup(func() { _ = c.Close() })
+		return newSaver(t, c, redissaver.Options{})
+	}
 	ctx := context.Background()
+	as := anon()
 	_, err := as.Put(ctx, checkpoint.Config{ThreadID: "t"}, checkpoint.Checkpoint{ID: checkpoint.NewID()}, nil, nil)
 	if err == nil || !strings.Contains(err.Error(), "unauthenticated") || !strings.HasPrefix(err.Error(), "redissaver: put: ") {
 		t.Errorf("Put without the password: %v, want redissaver: put: ERR Protocol error: unauthenticated ...", err)
 	}
-	_, err = as.GetTuple(ctx, checkpoint.Config{ThreadID: "t"})
+	_, err = anon().GetTuple(ctx, checkpoint.Config{ThreadID: "t"})
 	if err == nil || !strings.Contains(err.Error(), "NOAUTH") || !strings.HasPrefix(err.Error(), "redissaver: get tuple: ") {
 		t.Errorf("GetTuple without the password: %v, want redissaver: get tuple: NOAUTH ...", err)
 	}
