@@ -76,7 +76,7 @@ func subscribeLive(t *testing.T, rdb redis.UniversalClient) {
 	defer cancel1()
 	all, cancel2 := collect(t, sub, stream.Query{}, 8)
 	defer cancel2()
-	time.Sleep(100 * time.Millisecond) // let both subscriptions find "now"
+	time.Sleep(300 * time.Millisecond) // let both subscriptions find "now" (one round trip each; generous for -race on 2 cores)
 	ids := putN(t, s, "live", 5)
 	others := putN(t, s, "other", 3)
 	if got := checkpointIDs(<-one); fmt.Sprint(got) != fmt.Sprint(ids) {
