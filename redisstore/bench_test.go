@@ -5,14 +5,11 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/graphstate/redcheck/internal/redistest"
 	"github.com/graphstate/redcheck/redisstore"
 	"github.com/graphstate/redcheck/redisstore/embed"
-	"github.com/redis/go-redis/v9"
 )
 
 // Benchmarks run on a real Redis only, never on miniredis. Each reports the
@@ -42,69 +39,10 @@ func (d denseEmbedder) Embed(_ context.Context, texts []string) ([][]float32, er
 	return out, nil
 }
 
-// benchCounter counts the round trips of a benchmark and the time Redis
-// spent running its scripts (EVALSHA and EVAL), read from INFO
-// commandstats: a figure the client's own CPU load does not inflate.
-type benchCounter struct {
-	*redistest.Counter
-	rdb          *redis.Client
-	calls, usecs int64
-	cpu          float64
-}
-
-func (c *benchCounter) Reset() {
-	c.Counter.Reset()
-	c.calls, c.usecs = scriptStats(c.rdb)
-	c.cpu = mainThreadCPU(c.rdb)
-}
-
-// mainThreadCPU returns the CPU seconds Redis's main thread has used (user
-// and system), from INFO cpu: a cost that does not grow when other
-// processes compete for the CPU, as wall time does.
-func mainThreadCPU(rdb *redis.Client) float64 {
-	info, err := rdb.Info(context.Background(), "cpu").Result()
-	if err != nil {
-		return 0
-	}
-	var sum float64
-	for _, line := range strings.Split(info, "\n") {
-		name, v, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if ok && (name == "used_cpu_user_main_thread" || name == "used_cpu_sys_main_thread") {
-			f, _ := strconv.ParseFloat(v, 64)
-			sum += f
-		}
-	}
-	return sum
-}
-
-func scriptStats(rdb *redis.Client) (calls, usecs int64) {
-	info, err := rdb.Info(context.Background(), "commandstats").Result()
-	if err != nil {
-		return 0, 0
-	}
-	for _, line := range strings.Split(info, "\n") {
-		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if !ok || (name != "cmdstat_evalsha" && name != "cmdstat_eval") {
-			continue
-		}
-		for _, kv := range strings.Split(rest, ",") {
-			k, v, _ := strings.Cut(kv, "=")
-			n, _ := strconv.ParseInt(v, 10, 64)
-			switch k {
-			case "calls":
-				calls += n
-			case "usec":
-				usecs += n
-			}
-		}
-	}
-	return calls, usecs
-}
-
-func benchStore(b *testing.B, opts redisstore.Options) (*redisstore.Store, *benchCounter) {
+func benchStore(b *testing.B, opts redisstore.Options) (*redisstore.Store, *redistest.BenchMeter) {
 	b.Helper()
 	rdb := redistest.Real(b)
-	ctr := &benchCounter{Counter: redistest.CountRoundTrips(rdb), rdb: rdb}
+	ctr := redistest.NewBenchMeter(rdb)
 	s := newStore(b, rdb, opts)
 	if err := s.LoadScripts(context.Background()); err != nil {
 		b.Fatal(err)
@@ -151,16 +89,7 @@ func fill(b *testing.B, s *redisstore.Store, n, users int) {
 	}
 }
 
-func reportTrips(b *testing.B, ctr *benchCounter) {
-	b.ReportMetric(float64(ctr.Load())/float64(b.N), "roundtrips/op")
-	calls, usecs := scriptStats(ctr.rdb)
-	if calls > ctr.calls {
-		b.ReportMetric(float64(usecs-ctr.usecs)/float64(b.N), "server-µs/op")
-	}
-	if cpu := mainThreadCPU(ctr.rdb); cpu > 0 {
-		b.ReportMetric((cpu-ctr.cpu)*1e6/float64(b.N), "server-cpu-µs/op")
-	}
-}
+func reportTrips(b *testing.B, ctr *redistest.BenchMeter) { ctr.Report(b) }
 
 var benchValue = map[string]any{"text": "The user prefers concise answers and metric units.", "kind": "preference", "confidence": 0.9}
 
