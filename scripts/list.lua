@@ -36,46 +36,67 @@ local function locate(member)
   return base .. 't:' .. parts[2] .. ':n:' .. parts[3], parts[1]
 end
 
-local members = redis.call('ZREVRANGEBYLEX', KEYS[1], ARGV[3], ARGV[4], 'LIMIT', 0, budget)
+-- The index is read in chunks: the first holds one page and one more entry
+-- (enough when nothing is filtered out, and to tell whether more lie
+-- beyond), each next one twice the last, up to the budget. Reading the whole
+-- budget at once would cost a page of 10 the transfer of 1,024 members.
 local out = {''}
 local last = ''
 local stale = {}
-local cut = false -- the page filled before the last member fetched
-for i, member in ipairs(members) do
-  last = member
-  local nsbase, id = locate(member)
-  local cpkey, got = nil, {}
-  if nsbase then
-    cpkey = nsbase .. ':cp:' .. id
-    got = redis.call('HMGET', cpkey, unpack(ffields))
-  end
-  if not cpkey then
-    -- a namespace the query does not select: skipped, and not stale
-  elseif not got[1] then
-    stale[#stale + 1] = member
-  else
-    local ok = true
-    for f = 1, nf do
-      local v = got[f + 1]
-      if not v then v = 'null' end
-      if v ~= fvalues[f] then
-        ok = false
-        break
+local examined = 0
+local upper = ARGV[3]
+local chunk = page + 1
+local more = true -- the index may hold entries beyond the last examined
+while more and examined < budget do
+  local want = math.min(chunk, budget - examined)
+  local members = redis.call('ZREVRANGEBYLEX', KEYS[1], upper, ARGV[4], 'LIMIT', 0, want)
+  more = #members == want
+  for i, member in ipairs(members) do
+    last = member
+    examined = examined + 1
+    local nsbase, id = locate(member)
+    local cpkey, got = nil, {}
+    if nsbase then
+      cpkey = nsbase .. ':cp:' .. id
+      got = redis.call('HMGET', cpkey, unpack(ffields))
+    end
+    if not cpkey then
+      -- a namespace the query does not select: skipped, and not stale
+    elseif not got[1] then
+      stale[#stale + 1] = member
+    else
+      local ok = true
+      for f = 1, nf do
+        local v = got[f + 1]
+        if not v then v = 'null' end
+        if v ~= fvalues[f] then
+          ok = false
+          break
+        end
+      end
+      if ok then
+        if refs then
+          out[#out + 1] = member
+        else
+          local cp = load_checkpoint(cpkey, nsbase .. ':blobs', nsbase)
+          out[#out + 1] = {member, cp[1], cp[2], cp[3]}
+        end
+        if #out - 1 >= page then
+          -- The page is full. Entries lie beyond if this chunk holds more;
+          -- if it ended a full chunk, one more entry tells.
+          if i < #members then
+            more = true
+          elseif more then
+            more = #redis.call('ZREVRANGEBYLEX', KEYS[1], '(' .. member, ARGV[4], 'LIMIT', 0, 1) > 0
+          end
+          break
+        end
       end
     end
-    if ok then
-      if refs then
-        out[#out + 1] = member
-      else
-        local cp = load_checkpoint(cpkey, nsbase .. ':blobs', nsbase)
-        out[#out + 1] = {member, cp[1], cp[2], cp[3]}
-      end
-      if #out - 1 >= page then
-        cut = i < #members
-        break
-      end
-    end
   end
+  if #out - 1 >= page then break end
+  upper = '(' .. last
+  chunk = chunk * 2
 end
 if #stale > 0 then
   -- Entries of expired checkpoints go; in a shard index, so do registry
@@ -90,7 +111,7 @@ if #stale > 0 then
     end
   end
 end
--- Fewer entries than the budget, all examined: nothing lies beyond.
-if #members < budget and not cut then last = '' end
+-- Every entry examined: nothing lies beyond.
+if not more then last = '' end
 out[1] = last
 return out

@@ -1,0 +1,102 @@
+package redissaver_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/internal/redistest"
+	"github.com/graphstate/redcheck/redissaver"
+)
+
+// TestListChunks: list.lua reads an index in chunks (a page and one more,
+// then doubling up to the scan budget). Filters that match every k-th
+// checkpoint make pages end inside a chunk, at its last entry and across
+// several chunks; every listing must equal the expected ids, newest first,
+// with the pages a full page plus the cursor implies.
+func TestListChunks(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			rdb := b.client(t)
+			ctx := context.Background()
+			const n = 300
+			var ids []string // oldest first
+			cfg := checkpoint.Config{ThreadID: "chunks"}
+			seed := newSaver(t, rdb, redissaver.Options{})
+			for i := range n {
+				cp := checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID()}
+				var err error
+				md := checkpoint.Metadata{"m2": i % 2, "m7": i % 7, "m50": i % 50, "m1000": i % 1000}
+				if cfg, err = seed.Put(ctx, cfg, cp, md, nil); err != nil {
+					t.Fatal(err)
+				}
+				ids = append(ids, cp.ID)
+			}
+			ctr := redistest.CountRoundTrips(rdb)
+			root := ""
+			for _, pageSize := range []int{1, 3, 10, 100} {
+				s, err := redissaver.New(rdb, redissaver.Options{Prefix: seed.Layout().Prefix(), PageSize: pageSize})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := s.LoadScripts(ctx); err != nil { // no NOSCRIPT retry in the counts
+					t.Fatal(err)
+				}
+				for _, tc := range []struct {
+					key        string
+					every, rem int // the filter matches checkpoint i when i%every == rem
+					limit      int
+				}{
+					{"m2", 2, 0, 0}, {"m2", 2, 0, 11}, {"m2", 2, 1, 0}, {"m7", 7, 0, 0}, {"m7", 7, 3, 5}, {"m7", 7, 1, 0},
+					{"m50", 50, 0, 0}, {"m50", 50, 0, 3}, {"m50", 50, 49, 0},
+					{"m1000", 1000, 0, 0},   // matches only the oldest: the whole index is scanned
+					{"m1000", 1000, 999, 0}, // matches nothing
+					{"", 1, 0, 0}, {"", 1, 0, 12},
+				} {
+					ns := tc.limit%2 == 1 // odd limits read the namespace's index, the rest the thread's
+					name := fmt.Sprintf("page=%d/%s=%d/limit=%d/ns=%v", pageSize, tc.key, tc.rem, tc.limit, ns)
+					q := checkpoint.ListQuery{ThreadID: "chunks", Limit: tc.limit}
+					if ns {
+						q.CheckpointNS = &root
+					}
+					if tc.key != "" {
+						q.Filter = checkpoint.Metadata{tc.key: tc.rem}
+					}
+					var want []string
+					for i := n - 1; i >= 0; i-- {
+						if i%tc.every == tc.rem && (tc.limit == 0 || len(want) < tc.limit) {
+							want = append(want, ids[i])
+						}
+					}
+					var got []string
+					ctr.Reset()
+					for tup, err := range s.List(ctx, q) {
+						if err != nil {
+							t.Fatalf("%s: %v", name, err)
+						}
+						got = append(got, tup.Config.CheckpointID)
+					}
+					if !slices.Equal(got, want) {
+						t.Errorf("%s: listed %d checkpoints %v…, want %d %v…", name, len(got), head(got), len(want), head(want))
+					}
+					// n entries fit one scan budget, so a page ends only when full
+					// or at the end of the index. One more call is needed only
+					// after a full last page with older entries beyond it that
+					// do not match.
+					pages := max((len(want)+pageSize-1)/pageSize, 1)
+					toEnd := tc.limit == 0 || len(want) < tc.limit
+					if toEnd && len(want) > 0 && len(want)%pageSize == 0 && want[len(want)-1] != ids[0] {
+						pages++
+					}
+					if trips := int(ctr.Load()); trips != pages {
+						t.Errorf("%s: %d round trips for %d results in pages of %d, want %d", name, trips, len(want), pageSize, pages)
+					}
+				}
+			}
+		})
+	}
+}
+
+func head(ids []string) []string { return ids[:min(3, len(ids))] }
