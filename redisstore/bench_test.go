@@ -89,8 +89,6 @@ func fill(b *testing.B, s *redisstore.Store, n, users int) {
 	}
 }
 
-func reportTrips(b *testing.B, ctr *redistest.BenchMeter) { ctr.Report(b) }
-
 var benchValue = map[string]any{"text": "The user prefers concise answers and metric units.", "kind": "preference", "confidence": 0.9}
 
 func BenchmarkPut(b *testing.B) {
@@ -105,7 +103,7 @@ func BenchmarkPut(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	reportTrips(b, ctr)
+	ctr.Report(b)
 }
 
 // BenchmarkPutEmbedded384 includes the local embedding of the value (the
@@ -123,7 +121,7 @@ func BenchmarkPutEmbedded384(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	reportTrips(b, ctr)
+	ctr.Report(b)
 }
 
 func BenchmarkGet(b *testing.B) {
@@ -139,7 +137,7 @@ func BenchmarkGet(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	reportTrips(b, ctr)
+	ctr.Report(b)
 }
 
 // BenchmarkSearch: newest 10 of one user's 1000 memories.
@@ -155,7 +153,7 @@ func BenchmarkSearch(b *testing.B) {
 			b.Fatal(len(items), err)
 		}
 	}
-	reportTrips(b, ctr)
+	ctr.Report(b)
 }
 
 // BenchmarkSearchFilter: page 3 of the "preference" memories among 1000
@@ -172,7 +170,7 @@ func BenchmarkSearchFilter(b *testing.B) {
 			b.Fatal(len(items), err)
 		}
 	}
-	reportTrips(b, ctr)
+	ctr.Report(b)
 }
 
 func benchQuery(b *testing.B, n, dims int, filter map[string]any) {
@@ -189,7 +187,7 @@ func benchQuery(b *testing.B, n, dims int, filter map[string]any) {
 			b.Fatal(len(items), err)
 		}
 	}
-	reportTrips(b, ctr)
+	ctr.Report(b)
 }
 
 // The semantic search of the issue: 10k items of 384 dimensions under one
