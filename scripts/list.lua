@@ -47,7 +47,7 @@ local examined = 0
 local upper = ARGV[3]
 local chunk = page + 1
 local more = true -- the index may hold entries beyond the last examined
-while more and examined < budget do
+while more and examined < budget and #out - 1 < page do
   local want = math.min(chunk, budget - examined)
   local members = redis.call('ZREVRANGEBYLEX', KEYS[1], upper, ARGV[4], 'LIMIT', 0, want)
   more = #members == want
@@ -94,7 +94,6 @@ while more and examined < budget do
       end
     end
   end
-  if #out - 1 >= page then break end
   upper = '(' .. last
   chunk = chunk * 2
 end
