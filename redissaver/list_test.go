@@ -55,43 +55,44 @@ func TestListChunks(t *testing.T) {
 					{"m1000", 1000, 999, 0}, // matches nothing
 					{"", 1, 0, 0}, {"", 1, 0, 12},
 				} {
-					ns := tc.limit%2 == 1 // odd limits read the namespace's index, the rest the thread's
-					name := fmt.Sprintf("page=%d/%s=%d/limit=%d/ns=%v", pageSize, tc.key, tc.rem, tc.limit, ns)
-					q := checkpoint.ListQuery{ThreadID: "chunks", Limit: tc.limit}
-					if ns {
-						q.CheckpointNS = &root
-					}
-					if tc.key != "" {
-						q.Filter = checkpoint.Metadata{tc.key: tc.rem}
-					}
-					var want []string
-					for i := n - 1; i >= 0; i-- {
-						if i%tc.every == tc.rem && (tc.limit == 0 || len(want) < tc.limit) {
-							want = append(want, ids[i])
+					for _, ns := range []bool{false, true} { // the thread's index, then the namespace's
+						name := fmt.Sprintf("page=%d/%s=%d/limit=%d/ns=%v", pageSize, tc.key, tc.rem, tc.limit, ns)
+						q := checkpoint.ListQuery{ThreadID: "chunks", Limit: tc.limit}
+						if ns {
+							q.CheckpointNS = &root
 						}
-					}
-					var got []string
-					ctr.Reset()
-					for tup, err := range s.List(ctx, q) {
-						if err != nil {
-							t.Fatalf("%s: %v", name, err)
+						if tc.key != "" {
+							q.Filter = checkpoint.Metadata{tc.key: tc.rem}
 						}
-						got = append(got, tup.Config.CheckpointID)
-					}
-					if !slices.Equal(got, want) {
-						t.Errorf("%s: listed %d checkpoints %v…, want %d %v…", name, len(got), head(got), len(want), head(want))
-					}
-					// n entries fit one scan budget, so a page ends only when full
-					// or at the end of the index. One more call is needed only
-					// after a full last page with older entries beyond it that
-					// do not match.
-					pages := max((len(want)+pageSize-1)/pageSize, 1)
-					toEnd := tc.limit == 0 || len(want) < tc.limit
-					if toEnd && len(want) > 0 && len(want)%pageSize == 0 && want[len(want)-1] != ids[0] {
-						pages++
-					}
-					if trips := int(ctr.Load()); trips != pages {
-						t.Errorf("%s: %d round trips for %d results in pages of %d, want %d", name, trips, len(want), pageSize, pages)
+						var want []string
+						for i := n - 1; i >= 0; i-- {
+							if i%tc.every == tc.rem && (tc.limit == 0 || len(want) < tc.limit) {
+								want = append(want, ids[i])
+							}
+						}
+						var got []string
+						ctr.Reset()
+						for tup, err := range s.List(ctx, q) {
+							if err != nil {
+								t.Fatalf("%s: %v", name, err)
+							}
+							got = append(got, tup.Config.CheckpointID)
+						}
+						if !slices.Equal(got, want) {
+							t.Errorf("%s: listed %d checkpoints %v…, want %d %v…", name, len(got), head(got), len(want), head(want))
+						}
+						// n entries fit one scan budget, so a page ends only when full
+						// or at the end of the index. One more call is needed only
+						// after a full last page with older entries beyond it that
+						// do not match.
+						pages := max((len(want)+pageSize-1)/pageSize, 1)
+						toEnd := tc.limit == 0 || len(want) < tc.limit
+						if toEnd && len(want) > 0 && len(want)%pageSize == 0 && want[len(want)-1] != ids[0] {
+							pages++
+						}
+						if trips := int(ctr.Load()); trips != pages {
+							t.Errorf("%s: %d round trips for %d results in pages of %d, want %d", name, trips, len(want), pageSize, pages)
+						}
 					}
 				}
 			}
