@@ -253,7 +253,8 @@ func (h *harness) prefix(name string) string { return "rcbench-" + h.runID + "-"
 // scripts loaded.
 func (h *harness) newSaver(ctx context.Context, client *redis.Client, name string, opts redissaver.Options) (*redissaver.Saver, error) {
 	opts.Prefix = h.prefix(name)
-	s, err := redissaver.New(client, opts)
+	opts.AcceptEviction = true
+	s, err := redissaver.New(context.Background(), client, opts)
 	if err != nil {
 		return nil, err
 	}

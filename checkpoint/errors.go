@@ -15,4 +15,11 @@ var (
 	// ErrSerialization is returned when stored bytes cannot be decoded, or a
 	// value cannot be encoded.
 	ErrSerialization = errors.New("checkpoint: serialization failed")
+	// ErrDataLoss is returned when data that should exist does not: a
+	// checkpoint its index names, a value its channel version points to, a
+	// thread's head or index. Eviction, a manual deletion or a bug removed
+	// it. A saver never answers such a read with partial, older or empty
+	// state; the error's message names what is missing. Expiry by TTL is not
+	// loss: an expired thread reads as ErrNotFound.
+	ErrDataLoss = errors.New("checkpoint: data loss")
 )

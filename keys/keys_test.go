@@ -24,14 +24,18 @@ func TestKeyStrings(t *testing.T) {
 		{"all", l.All(0), "redcheck:{0}:all"},
 		{"run", l.Run(5, "run:1"), "redcheck:{5}:run:run%3A1"},
 		{"thread base", l.ThreadBase("thread-1"), base + "t:thread-1"},
-		{"namespaces", l.Namespaces("thread-1"), base + "t:thread-1:ns"},
-		{"root index", l.Index("thread-1", ""), base + "t:thread-1:n::idx"},
-		{"child index", l.Index("thread-1", "child:1"), base + "t:thread-1:n:child%3A1:idx"},
-		{"blobs", l.Blobs("thread-1", "a|b:c"), base + "t:thread-1:n:a|b%3Ac:blobs"},
-		{"checkpoint", l.Checkpoint("thread-1", "", "01J0ABC"), base + "t:thread-1:n::cp:01J0ABC"},
-		{"hostile thread", l.Checkpoint("a}b{c", "*", "x"), l.ShardBase(l.Shard("a}b{c")) + "t:a%7Db%7Bc:n:%2A:cp:x"},
+		{"meta", l.Meta(), "redcheck:meta"},
+		{"gc", l.GC(2), "redcheck:{2}:gc"},
+		{"head", l.Head("thread-1"), base + "t:thread-1"},
+		{"namespaces", l.Namespaces("thread-1", "g2"), base + "t:thread-1:g:g2:ns"},
+		{"thread index", l.ThreadIndex("thread-1", "g2"), base + "t:thread-1:g:g2:idx"},
+		{"root index", l.Index("thread-1", "g2", ""), base + "t:thread-1:g:g2:n::idx"},
+		{"child index", l.Index("thread-1", "g2", "child:1"), base + "t:thread-1:g:g2:n:child%3A1:idx"},
+		{"blobs", l.Blobs("thread-1", "g2", "a|b:c"), base + "t:thread-1:g:g2:n:a|b%3Ac:blobs"},
+		{"checkpoint", l.Checkpoint("thread-1", "g2", "", "01J0ABC"), base + "t:thread-1:g:g2:n::cp:01J0ABC"},
+		{"hostile thread", l.Checkpoint("a}b{c", "g2", "*", "x"), l.ShardBase(l.Shard("a}b{c")) + "t:a%7Db%7Bc:g:g2:n:%2A:cp:x"},
 		{"blob field", BlobField("messages", "0001.ab"), "8:messages0001.ab"},
-		{"member", Member("id1", "t:1", ""), "id1\x00t%3A1\x00"},
+		{"member", Member("id1", "t:1", "", "g2"), "id1\x00t%3A1\x00\x00g2"},
 	}
 	for _, tt := range tests {
 		if tt.got != tt.want {
@@ -67,7 +71,7 @@ func fnv32a(s string) uint32 {
 func TestHashTagIsTheShard(t *testing.T) {
 	l := mustLayout(t, "pre:fix", 64)
 	for _, th := range []string{"t", "{x}", "a}b{c", "}", "{", "{}", strings.Repeat("z", 5000)} {
-		k := l.Checkpoint(th, "{ns}", "id")
+		k := l.Checkpoint(th, "abc", "{ns}", "id")
 		open := strings.IndexByte(k, '{')
 		closing := strings.IndexByte(k[open+1:], '}')
 		tag := k[open+1 : open+1+closing]
@@ -140,18 +144,24 @@ func TestEncodeDecode(t *testing.T) {
 
 func TestParse(t *testing.T) {
 	l := mustLayout(t, "p:q", 16)
-	th, ns, id, err := l.ParseCheckpointKey(l.Checkpoint("a:b", "c:d", "ID-1"))
+	th, ns, id, err := l.ParseCheckpointKey(l.Checkpoint("a:b", "g2", "c:d", "ID-1"))
 	if err != nil || th != "a:b" || ns != "c:d" || id != "ID-1" {
 		t.Fatalf("parse: %q %q %q %v", th, ns, id, err)
 	}
-	for _, bad := range []string{"", "p:q:{1}:t:x", "other:{1}:t:a:n::cp:x", l.Index("a", "")} {
+	for _, bad := range []string{"", "p:q:{1}:t:x", "other:{1}:t:a:g:g2:n::cp:x", l.Index("a", "g2", ""),
+		"p:q:{5}:t:a:g:G!:n::cp:x", "p:q:{5}:t:a:n::cp:x"} {
 		if _, _, _, err := l.ParseCheckpointKey(bad); !errors.Is(err, ErrMalformed) {
 			t.Errorf("parse %q: %v", bad, err)
 		}
 	}
-	mid, mth, mns, err := ParseMember(Member("id", "t\x00:", "n"))
-	if err != nil || mid != "id" || mth != "t\x00:" || mns != "n" {
-		t.Fatalf("member: %q %q %q %v", mid, mth, mns, err)
+	mid, mth, mns, mg, err := ParseMember(Member("id", "t\x00:", "n", "g2"))
+	if err != nil || mid != "id" || mth != "t\x00:" || mns != "n" || mg != "g2" {
+		t.Fatalf("member: %q %q %q %q %v", mid, mth, mns, mg, err)
+	}
+	for _, bad := range []string{"id\x00t\x00n", "id\x00t\x00n\x00", "id\x00t\x00n\x00G"} {
+		if _, _, _, _, err := ParseMember(bad); !errors.Is(err, ErrMalformed) {
+			t.Errorf("member %q: %v", bad, err)
+		}
 	}
 }
 
@@ -168,7 +178,8 @@ func FuzzLayoutInjective(f *testing.F) {
 		if ValidateThreadID(thread) != nil || ValidateNamespace(ns) != nil || ValidateID(id) != nil {
 			return
 		}
-		k := l.Checkpoint(thread, ns, id)
+		gen := NewGen()
+		k := l.Checkpoint(thread, gen, ns, id)
 		th, n, i, err := l.ParseCheckpointKey(k)
 		if err != nil || th != thread || n != ns || i != id {
 			t.Fatalf("key %q parsed to %q %q %q %v", k, th, n, i, err)
@@ -176,10 +187,10 @@ func FuzzLayoutInjective(f *testing.F) {
 		if !strings.HasPrefix(k, l.ShardBase(l.Shard(thread))) {
 			t.Fatalf("key %q not in its shard", k)
 		}
-		m := Member(id, thread, ns)
-		mi, mt, mn, err := ParseMember(m)
-		if err != nil || mi != id || mt != thread || mn != ns {
-			t.Fatalf("member %q parsed to %q %q %q %v", m, mi, mt, mn, err)
+		m := Member(id, thread, ns, gen)
+		mi, mt, mn, mg, err := ParseMember(m)
+		if err != nil || mi != id || mt != thread || mn != ns || mg != gen {
+			t.Fatalf("member %q parsed to %q %q %q %q %v", m, mi, mt, mn, mg, err)
 		}
 	})
 }

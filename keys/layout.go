@@ -64,7 +64,16 @@ func (l Layout) ShardBase(n int) string {
 	return l.prefix + ":{" + strconv.Itoa(n) + "}:"
 }
 
-// Threads is the shard's thread registry (zset of encoded thread IDs).
+// FormatVersion is the version of the storage format this package lays
+// out (docs/storage-format.md). It is written to the prefix's meta key.
+const FormatVersion = 2
+
+// Meta is the prefix's meta hash: "format" (FormatVersion) and "shards".
+// It carries no hash tag: it is read once, at New, by every package.
+func (l Layout) Meta() string { return l.prefix + ":meta" }
+
+// Threads is the shard's thread registry: a zset of encoded thread IDs
+// scored by their lease deadline (Unix milliseconds; 0 for no TTL).
 func (l Layout) Threads(n int) string { return l.ShardBase(n) + "threads" }
 
 // All is the shard's index of every checkpoint (zset of Member values).
@@ -73,31 +82,49 @@ func (l Layout) All(n int) string { return l.ShardBase(n) + "all" }
 // Run is the shard's set of the checkpoints of one run (Member values).
 func (l Layout) Run(n int, runID string) string { return l.ShardBase(n) + "run:" + Encode(runID) }
 
-// ThreadBase is the start of every key of a thread: "P:{n}:t:T".
+// GC is the shard's queue of generations to reclaim: a zset of
+// Encode(thread) "\x00" generation, scored by the time (Unix ms) from which
+// they may be reclaimed.
+func (l Layout) GC(n int) string { return l.ShardBase(n) + "gc" }
+
+// ThreadBase is the start of every key of a thread, and the thread's head
+// hash itself: "P:{n}:t:T", with fields "g" (the current generation) and
+// "exp" (the lease deadline, Unix ms; 0 for no TTL).
 func (l Layout) ThreadBase(threadID string) string {
 	return l.ShardBase(l.Shard(threadID)) + "t:" + Encode(threadID)
 }
 
-// Namespaces is the set of a thread's encoded namespaces.
-func (l Layout) Namespaces(threadID string) string { return l.ThreadBase(threadID) + ":ns" }
+// Head is the thread's head hash (the same key as ThreadBase).
+func (l Layout) Head(threadID string) string { return l.ThreadBase(threadID) }
 
-// NamespaceBase is the start of every key of (thread, ns): "P:{n}:t:T:n:NS".
-func (l Layout) NamespaceBase(threadID, ns string) string {
-	return NamespaceBaseOf(l.ThreadBase(threadID), Encode(ns))
+// GenBase is the start of every data key of one generation of a thread:
+// "P:{n}:t:T:g:G".
+func (l Layout) GenBase(threadID, gen string) string {
+	return l.ThreadBase(threadID) + ":g:" + gen
 }
 
-// NamespaceBaseOf joins a thread base and an encoded namespace.
-func NamespaceBaseOf(threadBase, encNS string) string { return threadBase + ":n:" + encNS }
+// Namespaces is the set of the encoded namespaces of a generation.
+func (l Layout) Namespaces(threadID, gen string) string { return l.GenBase(threadID, gen) + ":ns" }
 
-// Index is the zset of the checkpoint IDs of (thread, ns).
-func (l Layout) Index(threadID, ns string) string { return l.NamespaceBase(threadID, ns) + ":idx" }
+// NamespaceBase is the start of every key of (thread, generation, ns):
+// "P:{n}:t:T:g:G:n:NS".
+func (l Layout) NamespaceBase(threadID, gen, ns string) string {
+	return l.GenBase(threadID, gen) + ":n:" + Encode(ns)
+}
 
-// Blobs is the hash of the channel values of (thread, ns).
-func (l Layout) Blobs(threadID, ns string) string { return l.NamespaceBase(threadID, ns) + ":blobs" }
+// Index is the zset of the checkpoint IDs of (thread, generation, ns).
+func (l Layout) Index(threadID, gen, ns string) string {
+	return l.NamespaceBase(threadID, gen, ns) + ":idx"
+}
+
+// Blobs is the hash of the channel values of (thread, generation, ns).
+func (l Layout) Blobs(threadID, gen, ns string) string {
+	return l.NamespaceBase(threadID, gen, ns) + ":blobs"
+}
 
 // Checkpoint is the hash of one checkpoint.
-func (l Layout) Checkpoint(threadID, ns, id string) string {
-	return l.NamespaceBase(threadID, ns) + ":cp:" + id
+func (l Layout) Checkpoint(threadID, gen, ns, id string) string {
+	return l.NamespaceBase(threadID, gen, ns) + ":cp:" + id
 }
 
 // BlobField is the field of a channel value in the Blobs hash:
@@ -107,27 +134,30 @@ func BlobField(channel, version string) string {
 }
 
 // Member is an entry of the All and Run indexes: id \0 Encode(thread) \0
-// Encode(ns).
-func Member(id, threadID, ns string) string {
-	return id + Sep + Encode(threadID) + Sep + Encode(ns)
+// Encode(ns) \0 generation.
+func Member(id, threadID, ns, gen string) string {
+	return id + Sep + Encode(threadID) + Sep + Encode(ns) + Sep + gen
 }
 
 // ParseMember reverses Member.
-func ParseMember(m string) (id, threadID, ns string, err error) {
+func ParseMember(m string) (id, threadID, ns, gen string, err error) {
 	parts := strings.Split(m, Sep)
-	if len(parts) != 3 {
-		return "", "", "", fmt.Errorf("%w: index member %q", ErrMalformed, m)
+	if len(parts) != 4 {
+		return "", "", "", "", fmt.Errorf("%w: index member %q", ErrMalformed, m)
 	}
 	if ValidateID(parts[0]) != nil {
-		return "", "", "", fmt.Errorf("%w: index member id %q", ErrMalformed, parts[0])
+		return "", "", "", "", fmt.Errorf("%w: index member id %q", ErrMalformed, parts[0])
+	}
+	if ValidateGen(parts[3]) != nil {
+		return "", "", "", "", fmt.Errorf("%w: index member generation %q", ErrMalformed, parts[3])
 	}
 	if threadID, err = Decode(parts[1]); err != nil {
-		return "", "", "", err
+		return "", "", "", "", err
 	}
 	if ns, err = Decode(parts[2]); err != nil {
-		return "", "", "", err
+		return "", "", "", "", err
 	}
-	return parts[0], threadID, ns, nil
+	return parts[0], threadID, ns, parts[3], nil
 }
 
 // ParseCheckpointKey reverses Checkpoint: it returns the thread, namespace
@@ -143,16 +173,16 @@ func (l Layout) ParseCheckpointKey(key string) (threadID, ns, id string, err err
 		return "", "", "", fmt.Errorf("%w: %q is no thread key", ErrMalformed, key)
 	}
 	parts := strings.Split(rest, ":")
-	if len(parts) != 5 || parts[1] != "n" || parts[3] != "cp" {
+	if len(parts) != 7 || parts[1] != "g" || ValidateGen(parts[2]) != nil || parts[3] != "n" || parts[5] != "cp" {
 		return "", "", "", fmt.Errorf("%w: %q is no checkpoint key", ErrMalformed, key)
 	}
 	if threadID, err = Decode(parts[0]); err != nil {
 		return "", "", "", err
 	}
-	if ns, err = Decode(parts[2]); err != nil {
+	if ns, err = Decode(parts[4]); err != nil {
 		return "", "", "", err
 	}
-	id = parts[4]
+	id = parts[6]
 	if err = ValidateID(id); err != nil {
 		return "", "", "", fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
@@ -162,8 +192,9 @@ func (l Layout) ParseCheckpointKey(key string) (threadID, ns, id string, err err
 	return threadID, ns, id, nil
 }
 
-// ThreadIndex is the zset of every checkpoint of a thread: id \0 Encode(ns).
-func (l Layout) ThreadIndex(threadID string) string { return l.ThreadBase(threadID) + ":idx" }
+// ThreadIndex is the zset of every checkpoint of a generation of a thread:
+// id \0 Encode(ns).
+func (l Layout) ThreadIndex(threadID, gen string) string { return l.GenBase(threadID, gen) + ":idx" }
 
 // Events is the thread's event stream: one entry per write that changed the
 // thread, appended by the script that made it.

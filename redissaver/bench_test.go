@@ -24,7 +24,8 @@ func benchSaver(b *testing.B, opts ...redissaver.Options) (*redissaver.Saver, *r
 		o = opts[0]
 	}
 	o.Prefix = redistest.Prefix(b)
-	s, err := redissaver.New(rdb, o)
+	o.AcceptEviction = true
+	s, err := redissaver.New(context.Background(), rdb, o)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -77,7 +78,7 @@ func BenchmarkEvalShaFloor(b *testing.B) {
 func BenchmarkPut(b *testing.B) {
 	for _, events := range []bool{true, false} {
 		b.Run(fmt.Sprintf("events=%v", events), func(b *testing.B) {
-			s, ctr := benchSaver(b, redissaver.Options{Events: redissaver.Events{Disabled: !events}})
+			s, ctr := benchSaver(b, redissaver.Options{AcceptEviction: true, Events: redissaver.Events{Disabled: !events}})
 			ctx := context.Background()
 			cfg := checkpoint.Config{ThreadID: "bench-put"}
 			msgs := make([]any, 0, 64)

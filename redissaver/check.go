@@ -38,6 +38,9 @@ const (
 	// namespace without checkpoints, or a run index names a checkpoint that
 	// now belongs to another run.
 	KindStaleEntry = "stale entry"
+	// KindLostKey: a thread's head is missing while its registry entry
+	// remains (or the reverse): what reads report as checkpoint.ErrDataLoss.
+	KindLostKey = "lost key"
 
 	// KindDanglingParent (a note): a checkpoint's parent does not exist in
 	// its thread and namespace. DeleteForRuns and Prune create these on

@@ -84,10 +84,19 @@ func fillCheckFixture(t *testing.T, rdb redis.UniversalClient, opts redissaver.O
 	return f
 }
 
+// gen returns the current generation of thread "t".
+func (f *checkFixture) gen() string {
+	g, err := f.rdb.HGet(context.Background(), f.l.Head("t"), "g").Result()
+	if err != nil {
+		panic(err)
+	}
+	return g
+}
+
 // key helpers for the fixture.
-func (f *checkFixture) cp(ns, id string) string { return f.l.Checkpoint("t", ns, id) }
+func (f *checkFixture) cp(ns, id string) string { return f.l.Checkpoint("t", f.gen(), ns, id) }
 func (f *checkFixture) member(ns, id string) string {
-	return keys.Member(id, "t", ns)
+	return keys.Member(id, "t", ns, f.gen())
 }
 
 // finding is what a test expects of a Violation: its kind and place, and a
@@ -161,7 +170,7 @@ func TestCheckFindsCorruption(t *testing.T) {
 	cases := []corruption{
 		{name: "blob deleted", break_: func(t *testing.T, f *checkFixture) ([]finding, []finding) {
 			// "cfg" version 1 is shared by the three checkpoints of "sub".
-			must(t, f.rdb.HDel(ctx, f.l.Blobs("t", "sub"), keys.BlobField("cfg", "1")).Err())
+			must(t, f.rdb.HDel(ctx, f.l.Blobs("t", f.gen(), "sub"), keys.BlobField("cfg", "1")).Err())
 			var want []finding
 			for _, id := range f.ids["sub"] {
 				want = append(want, finding{redissaver.KindMissingBlob, "t", "sub", id, `channel "cfg" version "1"`})
@@ -182,8 +191,8 @@ func TestCheckFindsCorruption(t *testing.T) {
 		}},
 		{name: "bogus index entries", break_: func(t *testing.T, f *checkFixture) ([]finding, []finding) {
 			n := f.l.Shard("t")
-			must(t, f.rdb.ZAdd(ctx, f.l.Index("t", "sub"), redis.Z{Member: "bogus"}).Err())
-			must(t, f.rdb.ZAdd(ctx, f.l.ThreadIndex("t"), redis.Z{Member: "no-separator"}).Err())
+			must(t, f.rdb.ZAdd(ctx, f.l.Index("t", f.gen(), "sub"), redis.Z{Member: "bogus"}).Err())
+			must(t, f.rdb.ZAdd(ctx, f.l.ThreadIndex("t", f.gen()), redis.Z{Member: "no-separator"}).Err())
 			must(t, f.rdb.ZAdd(ctx, f.l.All(n), redis.Z{Member: f.member("", "ghost")}).Err())
 			must(t, f.rdb.SAdd(ctx, f.l.Run(n, "r1"), f.member("sub", "phantom")).Err())
 			return []finding{
@@ -204,7 +213,7 @@ func TestCheckFindsCorruption(t *testing.T) {
 		}},
 		{name: "bad value and header", break_: func(t *testing.T, f *checkFixture) ([]finding, []finding) {
 			id := f.ids[""][2]
-			must(t, f.rdb.HSet(ctx, f.l.Blobs("t", ""), keys.BlobField("msgs", "3"), "not packed").Err())
+			must(t, f.rdb.HSet(ctx, f.l.Blobs("t", f.gen(), ""), keys.BlobField("msgs", "3"), "not packed").Err())
 			must(t, f.rdb.HSet(ctx, f.cp("", id), "s", "{not json", "m:step", "{").Err())
 			return []finding{
 				{redissaver.KindBadValue, "t", "", id, `channel "msgs" version "3"`},
@@ -213,8 +222,8 @@ func TestCheckFindsCorruption(t *testing.T) {
 			}, nil
 		}},
 		{name: "writes without a checkpoint", break_: func(t *testing.T, f *checkFixture) ([]finding, []finding) {
-			must(t, f.rdb.ZAdd(ctx, f.l.Index("t", ""), redis.Z{Member: "orphan"}).Err())
-			must(t, f.rdb.ZAdd(ctx, f.l.ThreadIndex("t"), redis.Z{Member: "orphan" + keys.Sep}).Err())
+			must(t, f.rdb.ZAdd(ctx, f.l.Index("t", f.gen(), ""), redis.Z{Member: "orphan"}).Err())
+			must(t, f.rdb.ZAdd(ctx, f.l.ThreadIndex("t", f.gen()), redis.Z{Member: "orphan" + keys.Sep}).Err())
 			must(t, f.rdb.ZAdd(ctx, f.l.All(f.l.Shard("t")), redis.Z{Member: f.member("", "orphan")}).Err())
 			must(t, f.rdb.HSet(ctx, f.cp("", "orphan"), "w:4:task:0", "1:w0:4:json1").Err())
 			return []finding{{redissaver.KindBadCheckpoint, "t", "", "orphan", "no format version"}}, nil
@@ -224,9 +233,9 @@ func TestCheckFindsCorruption(t *testing.T) {
 			a, b := f.ids[""][0], f.ids["sub"][2]
 			must(t, f.rdb.ZRem(ctx, f.l.All(n), f.member("", a)).Err())
 			must(t, f.rdb.SRem(ctx, f.l.Run(n, "r1"), f.member("", a)).Err())
-			must(t, f.rdb.ZRem(ctx, f.l.Index("t", "sub"), b).Err())
-			must(t, f.rdb.ZRem(ctx, f.l.ThreadIndex("t"), b+keys.Sep+"sub").Err())
-			must(t, f.rdb.SRem(ctx, f.l.Namespaces("t"), "sub").Err())
+			must(t, f.rdb.ZRem(ctx, f.l.Index("t", f.gen(), "sub"), b).Err())
+			must(t, f.rdb.ZRem(ctx, f.l.ThreadIndex("t", f.gen()), b+keys.Sep+"sub").Err())
+			must(t, f.rdb.SRem(ctx, f.l.Namespaces("t", f.gen()), "sub").Err())
 			return []finding{
 				{redissaver.KindMissingIndexEntry, "t", "", a, "shard index"},
 				{redissaver.KindMissingIndexEntry, "t", "", a, "run index"},
@@ -239,7 +248,7 @@ func TestCheckFindsCorruption(t *testing.T) {
 		}},
 		{name: "thread unregistered", break_: func(t *testing.T, f *checkFixture) ([]finding, []finding) {
 			must(t, f.rdb.ZRem(ctx, f.l.Threads(f.l.Shard("t")), "t").Err())
-			return []finding{{redissaver.KindMissingIndexEntry, "t", "", "", "registry"}}, nil
+			return []finding{{redissaver.KindLostKey, "t", "", "", "DATALOSS registry entry"}}, nil
 		}},
 		{name: "ghost thread registered", break_: func(t *testing.T, f *checkFixture) ([]finding, []finding) {
 			ghost := "ghost"
@@ -247,7 +256,8 @@ func TestCheckFindsCorruption(t *testing.T) {
 			wrong := (f.l.Shard(ghost) + 1) % f.l.Shards()
 			must(t, f.rdb.ZAdd(ctx, f.l.Threads(wrong), redis.Z{Member: ghost}, redis.Z{Member: "%zz"}).Err())
 			return []finding{
-				{redissaver.KindStaleEntry, ghost, "", "", "registry names a thread without checkpoints"},
+				// A registry entry without a head: the head was lost.
+				{redissaver.KindLostKey, ghost, "", "", "DATALOSS thread head"},
 				{redissaver.KindBadEntry, ghost, "", "", fmt.Sprintf("registry of shard %d", wrong)},
 				{redissaver.KindBadEntry, "", "", "", `"%zz"`},
 			}, nil

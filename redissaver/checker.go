@@ -101,7 +101,11 @@ func (c *checker) indexEntry(n int, item any, index, run string) string {
 		return ""
 	}
 	member, exists := str(f[0]), num(f[1])
-	id, th, ns, err := keys.ParseMember(member)
+	id, th, ns, gen, err := keys.ParseMember(member)
+	if exists == -2 && err == nil {
+		c.add(KindStaleEntry, th, ns, id, fmt.Sprintf("%s names generation %q, neither the thread's current one nor queued for reclaim", index, gen))
+		return ""
+	}
 	if exists < 0 || err != nil {
 		c.add(KindBadEntry, "", "", "", fmt.Sprintf("%s of shard %d: member %q is not id \\0 thread \\0 namespace", index, n, member))
 		return ""
@@ -143,9 +147,8 @@ func (c *checker) threads(ctx context.Context, n int, threads []string, seen, ru
 		calls := make([]scriptCall, len(batch))
 		for i, enct := range batch {
 			seen[enct] = true
-			tbase := c.s.layout.ShardBase(n) + "t:" + enct
 			calls[i] = scriptCall{
-				keys: []string{tbase + ":ns", tbase + ":idx", c.s.layout.Threads(n), c.s.layout.All(n)},
+				keys: []string{c.s.layout.ShardBase(n) + "t:" + enct, c.s.layout.Threads(n), c.s.layout.All(n)},
 				args: []any{c.s.layout.ShardBase(n), enct},
 			}
 		}
@@ -155,10 +158,18 @@ func (c *checker) threads(ctx context.Context, n int, threads []string, seen, ru
 		}
 		for i, cmd := range cmds {
 			reply, err := cmd.Slice()
-			if err != nil || len(reply) < 2 {
-				return corrupt("check thread reply: %v", err)
+			if err != nil {
+				return redisErr("check", err)
 			}
-			c.thread(batch[i], reply, runs)
+			switch {
+			case len(reply) == 0:
+				// gone or expired since it was listed
+			case len(reply) == 1:
+				th, _ := keys.Decode(batch[i])
+				c.add(KindLostKey, th, "", "", str(reply[0]))
+			default:
+				c.thread(batch[i], reply, runs)
+			}
 		}
 	}
 	return nil

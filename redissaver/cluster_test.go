@@ -191,6 +191,11 @@ func hostileThreads(rng *rand.Rand, n int) []string {
 // exerciseEveryScript runs every operation of the saver, so that every
 // script runs, on the given threads.
 func exerciseEveryScript(t *testing.T, s *redissaver.Saver, threads []string) {
+	defer func() {
+		if _, err := s.Sweep(context.Background()); err != nil {
+			t.Error(err)
+		}
+	}()
 	t.Helper()
 	ctx := context.Background()
 	must := func(err error) {
@@ -251,7 +256,7 @@ func TestScriptKeysShareOneSlot(t *testing.T) {
 	for _, shards := range []int{1, 7, 16, 64} {
 		t.Run(fmt.Sprint(shards, "_shards"), func(t *testing.T) {
 			rdb := redistest.Real(t) // a client of its own, for the hook
-			s := newSaver(t, rdb, redissaver.Options{Shards: shards})
+			s := newSaver(t, rdb, redissaver.Options{AcceptEviction: true, Shards: shards})
 			base := s.Layout().Prefix() + ":{"
 			h := &slotChecker{keyLike: func(a string) bool { return strings.HasPrefix(a, base) }}
 			rdb.AddHook(h)
@@ -278,20 +283,20 @@ var clusterSuites = []struct {
 	run  func(t *testing.T, rdb *redis.ClusterClient)
 }{
 	{"kit_16_shards", func(t *testing.T, rdb *redis.ClusterClient) {
-		checkpointtest.Run(t, checkedSaver(rdb, redissaver.Options{}))
+		checkpointtest.Run(t, checkedSaver(rdb, redissaver.Options{AcceptEviction: true}))
 	}},
 	{"kit_64_shards", func(t *testing.T, rdb *redis.ClusterClient) {
-		checkpointtest.Run(t, checkedSaver(rdb, redissaver.Options{Shards: 64}))
+		checkpointtest.Run(t, checkedSaver(rdb, redissaver.Options{AcceptEviction: true, Shards: 64}))
 	}},
 	{"every_script_hostile_threads", func(t *testing.T, rdb *redis.ClusterClient) {
-		s := newSaver(t, rdb, redissaver.Options{Shards: 64})
+		s := newSaver(t, rdb, redissaver.Options{AcceptEviction: true, Shards: 64})
 		exerciseEveryScript(t, s, hostileThreads(rand.New(rand.NewPCG(3, 4)), 30))
 		requireSound(t, s, "")
 	}},
 	{"slots_spread", func(t *testing.T, rdb *redis.ClusterClient) {
 		// The shards of a default saver land on every master, and the
 		// test's slot function agrees with the cluster's.
-		s := newSaver(t, rdb, redissaver.Options{})
+		s := newSaver(t, rdb, redissaver.Options{AcceptEviction: true})
 		ctx := context.Background()
 		masters := map[string]bool{}
 		for n := range s.Layout().Shards() {
@@ -333,7 +338,7 @@ var clusterSuites = []struct {
 		groups := 0
 		checkpointtest.Run(t, func(t *testing.T) checkpoint.Saver {
 			groups++
-			s, err := redissaver.New(user, redissaver.Options{Prefix: fmt.Sprint(prefix, ":", groups)})
+			s, err := redissaver.New(context.Background(), user, redissaver.Options{AcceptEviction: true, Prefix: fmt.Sprint(prefix, ":", groups)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -366,7 +371,7 @@ func TestClusterFailover(t *testing.T) {
 	redistest.RequireCluster(t)
 	c := redistest.StartCluster(t, 3, 1)
 	rdb := c.Client(t)
-	s := newSaver(t, rdb, redissaver.Options{})
+	s := newSaver(t, rdb, redissaver.Options{AcceptEviction: true})
 	ctx := context.Background()
 	if err := s.LoadScripts(ctx); err != nil {
 		t.Fatal(err)

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/graphstate/redcheck/checkpoint"
-	"github.com/redis/go-redis/v9"
 )
 
 func TestWriteField(t *testing.T) {
@@ -21,11 +20,11 @@ func TestWriteField(t *testing.T) {
 }
 
 func fuzzSaver(t testing.TB) *Saver {
-	s, err := New(redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}), Options{})
+	o, layout, err := Options{}.withDefaults()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s
+	return &Saver{opts: o, layout: layout, ser: o.Serializer}
 }
 
 // FuzzDecodeStored feeds arbitrary stored bytes to the decoders of
@@ -48,6 +47,6 @@ func FuzzDecodeStored(f *testing.F) {
 		}
 		_, _ = s.decodeValue(blob)
 		_, _ = s.decodeWrite(wf, wv)
-		_, _ = s.decodeHistory([]any{blob, []any{wf, wv}})
+		_, _ = s.decodeHistory(blob, true, []any{[]any{wf, wv}})
 	})
 }

@@ -1,6 +1,7 @@
 package redissaver_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/graphstate/redcheck/checkpoint"
@@ -15,7 +16,8 @@ import (
 func newSaver(t *testing.T, rdb redis.UniversalClient, opts redissaver.Options) *redissaver.Saver {
 	t.Helper()
 	opts.Prefix = redistest.Prefix(t)
-	s, err := redissaver.New(rdb, opts)
+	opts.AcceptEviction = true
+	s, err := redissaver.New(context.Background(), rdb, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,31 +26,33 @@ func newSaver(t *testing.T, rdb redis.UniversalClient, opts redissaver.Options) 
 
 func TestConformanceMiniredis(t *testing.T) {
 	_, rdb := redistest.Mini(t)
-	checkpointtest.Run(t, func(t *testing.T) checkpoint.Saver { return newSaver(t, rdb, redissaver.Options{}) })
+	checkpointtest.Run(t, func(t *testing.T) checkpoint.Saver { return newSaver(t, rdb, redissaver.Options{AcceptEviction: true}) })
 }
 
 func TestConformanceRealRedis(t *testing.T) {
 	rdb := redistest.Real(t)
-	checkpointtest.Run(t, func(t *testing.T) checkpoint.Saver { return newSaver(t, rdb, redissaver.Options{}) })
+	checkpointtest.Run(t, func(t *testing.T) checkpoint.Saver { return newSaver(t, rdb, redissaver.Options{AcceptEviction: true}) })
 }
 
 // One shard takes the single-index path of List over every thread; many
 // shards the merged one. Both must pass the whole kit.
 func TestConformanceOneShard(t *testing.T) {
 	rdb := redistest.Real(t)
-	checkpointtest.Run(t, func(t *testing.T) checkpoint.Saver { return newSaver(t, rdb, redissaver.Options{Shards: 1}) })
+	checkpointtest.Run(t, func(t *testing.T) checkpoint.Saver {
+		return newSaver(t, rdb, redissaver.Options{AcceptEviction: true, Shards: 1})
+	})
 }
 
 func TestConformanceSmallPages(t *testing.T) {
 	_, rdb := redistest.Mini(t)
 	checkpointtest.Run(t, func(t *testing.T) checkpoint.Saver {
-		return newSaver(t, rdb, redissaver.Options{Shards: 3, PageSize: 1})
+		return newSaver(t, rdb, redissaver.Options{AcceptEviction: true, Shards: 3, PageSize: 1})
 	})
 }
 
 func TestConformanceJSONSerializer(t *testing.T) {
 	_, rdb := redistest.Mini(t)
 	checkpointtest.Run(t, func(t *testing.T) checkpoint.Saver {
-		return newSaver(t, rdb, redissaver.Options{Serializer: checkpoint.JSONSerializer{}})
+		return newSaver(t, rdb, redissaver.Options{AcceptEviction: true, Serializer: checkpoint.JSONSerializer{}})
 	})
 }

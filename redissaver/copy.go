@@ -6,6 +6,7 @@ import (
 
 	"github.com/graphstate/redcheck/keys"
 	"github.com/graphstate/redcheck/scripts"
+	"github.com/redis/go-redis/v9"
 )
 
 // CopyThread copies every checkpoint of the source thread, in every
@@ -29,12 +30,14 @@ func (s *Saver) CopyThread(ctx context.Context, sourceThreadID, targetThreadID s
 	if sourceThreadID == targetThreadID {
 		return invalidConfig("cannot copy thread %q onto itself", sourceThreadID)
 	}
-	dump, err := s.run(ctx, scripts.DumpThread, []string{s.layout.Namespaces(sourceThreadID)}, s.layout.ThreadBase(sourceThreadID)).Slice()
+	srcShard := s.layout.Shard(sourceThreadID)
+	dump, err := s.run(ctx, scripts.DumpThread, []string{s.layout.Head(sourceThreadID), s.layout.Threads(srcShard)},
+		s.layout.ShardBase(srcShard), keys.Encode(sourceThreadID)).Slice()
 	if err != nil {
-		return redisErr("copy thread: read source", err)
+		return scriptErr("copy thread: read source", err)
 	}
 	shard := s.layout.Shard(targetThreadID)
-	args := []any{s.layout.ShardBase(shard), keys.Encode(targetThreadID), s.opts.ttlMillis()}
+	args := []any{s.layout.ShardBase(shard), keys.Encode(targetThreadID), s.opts.ttlMillis(), keys.NewGen()}
 	args = append(args, s.eventSpec(evType, "thread_copied", evThread, keys.Encode(targetThreadID), evSourceTh, keys.Encode(sourceThreadID))...)
 	count := 0
 	for _, entry := range dump {
@@ -71,12 +74,14 @@ func (s *Saver) CopyThread(ctx context.Context, sourceThreadID, targetThreadID s
 	if count == 0 {
 		return nil
 	}
-	err = s.run(ctx, scripts.Restore, s.threadCall(targetThreadID).keys, args...).Err()
-	if err != nil && strings.HasPrefix(err.Error(), "EXISTS") {
+	keyList := []string{s.layout.Head(targetThreadID), s.layout.Threads(shard), s.layout.All(shard),
+		s.layout.Events(targetThreadID), s.layout.Feed(shard)}
+	err = s.run(ctx, scripts.Restore, keyList, args...).Err()
+	if redis.HasErrorPrefix(err, "EXISTS") {
 		return invalidConfig("target thread %q already has checkpoints", targetThreadID)
 	}
 	if err != nil {
-		return redisErr("copy thread: write target", err)
+		return scriptErr("copy thread: write target", err)
 	}
 	return nil
 }

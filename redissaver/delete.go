@@ -2,25 +2,76 @@ package redissaver
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/graphstate/redcheck/keys"
 	"github.com/graphstate/redcheck/scripts"
 )
 
+// reclaimBudget is the work one reclaim step may do: checkpoints dropped
+// (each a handful of O(log n) commands and an UNLINK) or namespaces
+// unlinked. Measured at well under 20 ms per step; see
+// docs/storage-format.md.
+const reclaimBudget = 256
+
 // DeleteThread removes every checkpoint, pending write, channel value and
-// index entry of the thread, in every namespace, in one atomic script (one
-// round trip). Deleting an unknown thread is a no-op. The script's time grows
-// with the thread's checkpoints (Redis serves nothing else meanwhile).
+// index entry of the thread, in every namespace.
+//
+// The first script makes the whole thread invisible at once (its
+// generation is retired: readers see no thread, a new Put starts a new one)
+// and announces the deletion; its keys are then reclaimed in bounded steps
+// of at most reclaimBudget checkpoints each, one round trip per step, until
+// none is left. If the call is cut off (a cancelled context, a lost
+// connection), the thread stays deleted and what is left of its keys is
+// queued: Sweep, or the writes that follow in its shard, finish the reclaim.
+// Deleting an unknown thread is a no-op.
 //
 // Errors: checkpoint.ErrInvalidConfig for an empty or over-long thread ID;
-// otherwise the Redis error, wrapped.
+// checkpoint.ErrDataLoss when the thread's head is missing while its
+// registry entry remains (the entry is removed, but the keys of its
+// generation cannot be found); otherwise the Redis error, wrapped.
 func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
 	if err := keys.ValidateThreadID(threadID); err != nil {
 		return invalidConfig("%v", err)
 	}
 	c := s.threadCall(threadID, evType, "thread_deleted", evThread, keys.Encode(threadID))
-	if err := s.run(ctx, scripts.DeleteThread, c.keys, c.args...).Err(); err != nil {
-		return redisErr("delete thread", err)
+	res, err := s.run(ctx, scripts.DeleteThread, c.keys, c.args...).Slice()
+	if err != nil {
+		return scriptErr("delete thread", err)
 	}
-	return nil
+	entry, done, err := deleteReply(res)
+	if err != nil {
+		return err
+	}
+	if done {
+		return nil
+	}
+	return s.reclaim(ctx, s.layout.Shard(threadID), entry)
+}
+
+// deleteReply decodes {count, queue entry, done} of delete_thread.lua.
+func deleteReply(res []any) (entry string, done bool, err error) {
+	if len(res) != 3 {
+		return "", false, corrupt("delete thread reply of %d items", len(res))
+	}
+	entry, ok := res[1].(string)
+	d, ok2 := res[2].(int64)
+	if !ok || !ok2 {
+		return "", false, corrupt("delete thread reply %v", res)
+	}
+	return entry, d == 1, nil
+}
+
+// reclaim runs sweep.lua on one queued generation of shard n until it is
+// fully reclaimed.
+func (s *Saver) reclaim(ctx context.Context, n int, entry string) error {
+	for {
+		used, more, err := s.sweepStep(ctx, n, entry)
+		if err != nil {
+			return fmt.Errorf("redissaver: delete thread: reclaim: %w", err)
+		}
+		if !more || used == 0 {
+			return nil
+		}
+	}
 }

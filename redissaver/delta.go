@@ -11,6 +11,10 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// deltaBudget is the number of ancestors one step of DeltaChannelHistory
+// visits at most.
+const deltaBudget = 500
+
 // DeltaChannelHistory returns, for each of channels, the writes since its
 // nearest seed: it walks from the parent of the checkpoint cfg (the latest
 // one when cfg.CheckpointID is "") up the parent chain, collecting each
@@ -19,11 +23,16 @@ import (
 // value, returned as Seed; that ancestor's own writes are included). Each
 // channel stops independently; the target's own writes are never included.
 // Writes come oldest first, within a checkpoint by (task ID, index).
+// HasSeed is false only when the chain really ends (a root, or a parent
+// deleted by DeleteForRuns or Prune) before a seed.
 //
-// The whole walk is one script call, however long the chain. No channels
-// gives an empty map without calling Redis. Errors: checkpoint.ErrNotFound
-// when the target does not exist; checkpoint.ErrInvalidConfig for a bad
-// thread or namespace.
+// The walk visits at most deltaBudget ancestors per script call, so a chain
+// of n ancestors takes n/deltaBudget+1 round trips. No channels gives an
+// empty map without calling Redis. Errors: checkpoint.ErrNotFound when the
+// target does not exist; checkpoint.ErrDataLoss when an ancestor its
+// namespace index names, a value, or the thread's head is missing, when the
+// parent chain cycles, or when the thread is deleted or replaced during the
+// walk; checkpoint.ErrInvalidConfig for a bad thread or namespace.
 func (s *Saver) DeltaChannelHistory(ctx context.Context, cfg checkpoint.Config, channels []string) (map[string]checkpoint.DeltaHistory, error) {
 	out := make(map[string]checkpoint.DeltaHistory, len(channels))
 	if len(channels) == 0 {
@@ -36,23 +45,78 @@ func (s *Saver) DeltaChannelHistory(ctx context.Context, cfg checkpoint.Config, 
 		return nil, notFound("checkpoint %q", cfg.CheckpointID)
 	}
 	th, ns := cfg.ThreadID, cfg.CheckpointNS
-	args := make([]any, 0, 2+len(channels))
-	args = append(args, s.layout.NamespaceBase(th, ns), cfg.CheckpointID)
+	shard := s.layout.Shard(th)
+	open := slices.Clone(channels)
+	slices.Sort(open)
+	open = slices.Compact(open)
+	// Per channel: the seed and the groups of writes, nearest the target first.
+	type acc struct {
+		seed   any
+		has    bool
+		groups []any
+	}
+	accs := make(map[string]*acc, len(open))
+	for _, ch := range open {
+		accs[ch] = &acc{}
+	}
+	target, gen, cursor := cfg.CheckpointID, "", ""
+	seen := map[string]bool{}
+	for {
+		args := make([]any, 0, 7+len(open))
+		args = append(args, s.layout.ShardBase(shard), keys.Encode(th), keys.Encode(ns), target, cursor, gen, deltaBudget)
+		for _, ch := range open {
+			args = append(args, ch)
+		}
+		res, err := s.run(ctx, scripts.DeltaHistory, []string{s.layout.Head(th), s.layout.Threads(shard)}, args...).Slice()
+		if errors.Is(err, redis.Nil) {
+			return nil, notFound("checkpoint %q of thread %q", cfg.CheckpointID, th)
+		}
+		if redis.HasErrorPrefix(err, "CHANGED") {
+			return nil, dataLoss("delta channel history: the thread was deleted or replaced during the walk")
+		}
+		if err != nil {
+			return nil, scriptErr("delta channel history", err)
+		}
+		if len(res) != 3+len(open) {
+			return nil, corrupt("delta history reply of %d entries for %d channels", len(res), len(open))
+		}
+		id, ok1 := res[0].(string)
+		g, ok2 := res[1].(string)
+		next, ok3 := res[2].(string)
+		if !ok1 || !ok2 || !ok3 {
+			return nil, corrupt("delta history reply head %v", res[:3])
+		}
+		target, gen = id, g
+		still := open[:0:0]
+		for i, ch := range open {
+			parts, ok := res[3+i].([]any)
+			if !ok || len(parts) == 0 {
+				return nil, corrupt("delta history entry of %T", res[3+i])
+			}
+			a := accs[ch]
+			a.groups = append(a.groups, parts[1:]...)
+			if seed, ok := parts[0].(string); ok {
+				v, err := s.decodeValue(seed)
+				if err != nil {
+					return nil, err
+				}
+				a.seed, a.has = v, true
+			} else {
+				still = append(still, ch)
+			}
+		}
+		if next == "" || len(still) == 0 {
+			break
+		}
+		if seen[next] {
+			return nil, dataLoss("delta channel history: the parent chain cycles through %q", next)
+		}
+		seen[next] = true
+		open, cursor = still, next
+	}
 	for _, ch := range channels {
-		args = append(args, ch)
-	}
-	res, err := s.run(ctx, scripts.DeltaHistory, []string{s.layout.Index(th, ns), s.layout.Blobs(th, ns)}, args...).Slice()
-	if errors.Is(err, redis.Nil) {
-		return nil, notFound("checkpoint %q of thread %q", cfg.CheckpointID, th)
-	}
-	if err != nil {
-		return nil, redisErr("delta channel history", err)
-	}
-	if len(res) != len(channels) {
-		return nil, corrupt("delta history reply of %d entries for %d channels", len(res), len(channels))
-	}
-	for i, ch := range channels {
-		h, err := s.decodeHistory(res[i])
+		a := accs[ch]
+		h, err := s.decodeHistory(a.seed, a.has, a.groups)
 		if err != nil {
 			return nil, err
 		}
@@ -61,22 +125,11 @@ func (s *Saver) DeltaChannelHistory(ctx context.Context, cfg checkpoint.Config, 
 	return out, nil
 }
 
-// decodeHistory decodes {seed or nil, group, group, ...} with the groups
-// nearest the target first.
-func (s *Saver) decodeHistory(entry any) (checkpoint.DeltaHistory, error) {
-	var h checkpoint.DeltaHistory
-	parts, ok := entry.([]any)
-	if !ok || len(parts) == 0 {
-		return h, corrupt("delta history entry of %T", entry)
-	}
-	if seed, ok := parts[0].(string); ok {
-		v, err := s.decodeValue(seed)
-		if err != nil {
-			return h, err
-		}
-		h.Seed, h.HasSeed = v, true
-	}
-	groups := parts[1:]
+// decodeHistory decodes the groups of writes of one channel, nearest the
+// target first, into its history.
+func (s *Saver) decodeHistory(seed any, hasSeed bool, groups []any) (checkpoint.DeltaHistory, error) {
+	h := checkpoint.DeltaHistory{Seed: seed, HasSeed: hasSeed}
+	groups = slices.Clone(groups)
 	slices.Reverse(groups)
 	for _, g := range groups {
 		pairs, ok := g.([]any)

@@ -7,7 +7,7 @@
 //
 //	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
 //	defer rdb.Close() // the caller owns the client
-//	saver, err := redissaver.New(rdb, redissaver.Options{Prefix: "myapp"})
+//	saver, err := redissaver.New(context.Background(), rdb, redissaver.Options{Prefix: "myapp"})
 //
 // *Saver implements checkpoint.Saver and every optional capability:
 // checkpoint.RunDeleter, checkpoint.ThreadCopier, checkpoint.Pruner and

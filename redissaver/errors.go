@@ -3,8 +3,10 @@ package redissaver
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/redis/go-redis/v9"
 )
 
 // ErrInvalidOptions is returned by New for Options it cannot use.
@@ -38,4 +40,25 @@ func corrupt(format string, args ...any) error {
 // redisErr wraps an error from Redis with the operation that met it.
 func redisErr(op string, err error) error {
 	return fmt.Errorf("redissaver: %s: %w", op, err)
+}
+
+func dataLoss(format string, args ...any) error {
+	return fmt.Errorf("redissaver: %w: %s", checkpoint.ErrDataLoss, fmt.Sprintf(format, args...))
+}
+
+// scriptErr turns the error a script raised into the package's errors: the
+// script error codes of docs/storage-format.md get their sentinel, anything
+// else is the Redis error, wrapped with the operation.
+func scriptErr(op string, err error) error {
+	switch {
+	case redis.HasErrorPrefix(err, "DATALOSS"):
+		return dataLoss("%s: %s is missing", op, strings.TrimPrefix(err.Error(), "DATALOSS "))
+	case redis.HasErrorPrefix(err, "CYCLE"):
+		return dataLoss("%s: %s", op, strings.TrimPrefix(err.Error(), "CYCLE "))
+	case redis.HasErrorPrefix(err, "REPARENT"):
+		return invalidCheckpoint("%s", strings.TrimPrefix(err.Error(), "REPARENT "))
+	case redis.HasErrorPrefix(err, "NOTFOUND"):
+		return notFound("%s", strings.TrimPrefix(err.Error(), "NOTFOUND "))
+	}
+	return redisErr(op, err)
 }

@@ -117,16 +117,33 @@ func (s *Saver) checkpointEvent(cfg checkpoint.Config, cp checkpoint.Checkpoint,
 	}
 	ev = append(ev, evChannels, joinNames(names))
 	if s.opts.Events.IncludeValues {
-		for i := 0; i+1 < len(blobs); i += 2 {
-			// blobs are BlobField(ch, ver), stored value pairs; the event names
-			// the channel.
-			if len(blobs[i+1]) <= s.opts.Events.MaxValueBytes {
-				ev = append(ev, "v:"+blobChannel(blobs[i]), blobs[i+1])
+		// blobs are BlobField(ch, ver), stored value pairs. A value within
+		// the bounds travels in the event ("v:" channel); the others by
+		// reference ("vref:" channel, whose value is the version), up to
+		// maxEventValues fields in all; past that the event's "ch" field
+		// still names every channel, and GetTuple reads the values.
+		budget, fieldsLeft := maxEventValueBytes, maxEventValues
+		for i := 0; i+1 < len(blobs) && fieldsLeft > 0; i += 2 {
+			ch, val := blobChannel(blobs[i]), blobs[i+1]
+			if len(val) <= s.opts.Events.MaxValueBytes && len(val) <= budget {
+				ev = append(ev, "v:"+ch, val)
+				budget -= len(val)
+			} else {
+				ev = append(ev, "vref:"+ch, cp.ChannelVersions[ch])
 			}
+			fieldsLeft--
 		}
 	}
 	return ev
 }
+
+// Bounds of the values one event carries, whatever the options: Redis
+// scripts pass at most a few thousand arguments to one command, and a
+// stream entry's size is memory held until it is trimmed.
+const (
+	maxEventValues     = 256
+	maxEventValueBytes = 1 << 20
+)
 
 var joinNames = codec.JoinNames
 

@@ -21,7 +21,7 @@ func Example() {
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	defer rdb.Close()
 
-	saver, err := redissaver.New(rdb, redissaver.Options{Prefix: "myapp"})
+	saver, err := redissaver.New(context.Background(), rdb, redissaver.Options{AcceptEviction: true, Prefix: "myapp"})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func ExampleSaver_List() {
 	defer mr.Close()
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	defer rdb.Close()
-	saver, err := redissaver.New(rdb, redissaver.Options{})
+	saver, err := redissaver.New(context.Background(), rdb, redissaver.Options{AcceptEviction: true})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func ExampleSaver_DeltaChannelHistory() {
 	defer mr.Close()
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	defer rdb.Close()
-	saver, err := redissaver.New(rdb, redissaver.Options{})
+	saver, err := redissaver.New(context.Background(), rdb, redissaver.Options{AcceptEviction: true})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -186,7 +186,7 @@ func ExampleSaver_CopyThread() {
 	defer mr.Close()
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	defer rdb.Close()
-	saver, err := redissaver.New(rdb, redissaver.Options{})
+	saver, err := redissaver.New(context.Background(), rdb, redissaver.Options{AcceptEviction: true})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -17,7 +17,11 @@ import (
 //
 // Errors: checkpoint.ErrNotFound when there is no such checkpoint (a missing
 // ID never falls back to the latest), when the thread is unknown and when
-// cfg.ThreadID is ""; checkpoint.ErrInvalidConfig for an over-long thread or
+// cfg.ThreadID is "" and when the thread expired; checkpoint.ErrDataLoss when
+// something the answer needs is missing (the checkpoint's hash while its
+// index names it, a value its channel version points to, the thread's head
+// or index): never a tuple with missing values, never an older checkpoint
+// as the latest; checkpoint.ErrInvalidConfig for an over-long thread or
 // namespace; ErrCorrupt for stored data it cannot decode.
 func (s *Saver) GetTuple(ctx context.Context, cfg checkpoint.Config) (*checkpoint.Tuple, error) {
 	if cfg.ThreadID == "" {
@@ -35,7 +39,7 @@ func (s *Saver) GetTuple(ctx context.Context, cfg checkpoint.Config) (*checkpoin
 		return nil, notFound("thread %q namespace %q checkpoint %q", cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID)
 	}
 	if err != nil {
-		return nil, redisErr("get tuple", err)
+		return nil, scriptErr("get tuple", err)
 	}
 	reply, ok := res.([]any)
 	if !ok || len(reply) != 4 {
@@ -48,12 +52,17 @@ func (s *Saver) GetTuple(ctx context.Context, cfg checkpoint.Config) (*checkpoin
 // getTupleCall builds the keys and arguments of get_tuple.lua.
 func (s *Saver) getTupleCall(cfg checkpoint.Config) scriptCall {
 	th, ns := cfg.ThreadID, cfg.CheckpointNS
-	var refresh int64
-	if s.opts.RefreshOnRead {
-		refresh = s.opts.ttlMillis()
-	}
+	shard := s.layout.Shard(th)
 	return scriptCall{
-		keys: []string{s.layout.Index(th, ns), s.layout.Blobs(th, ns), s.layout.Namespaces(th), s.layout.ThreadIndex(th)},
-		args: []any{s.layout.NamespaceBase(th, ns), cfg.CheckpointID, refresh},
+		keys: []string{s.layout.Head(th), s.layout.Threads(shard)},
+		args: []any{s.layout.ShardBase(shard), keys.Encode(th), keys.Encode(ns), cfg.CheckpointID, s.refreshMillis()},
 	}
+}
+
+// refreshMillis is the lease a read renews: the TTL with RefreshOnRead, else 0.
+func (s *Saver) refreshMillis() int64 {
+	if s.opts.RefreshOnRead {
+		return s.opts.ttlMillis()
+	}
+	return 0
 }

@@ -21,8 +21,14 @@ import (
 // same; with several shards, two pipelined round trips per page: the first
 // finds the page's checkpoints in every shard, the second reads them.
 //
+// With RefreshOnRead, the lease of every thread a page returns is renewed.
+// A thread deleted or replaced while it is being listed ends its listing;
+// across threads, checkpoints of deleted or expired threads that are not yet
+// reclaimed are skipped.
+//
 // Errors, yielded with a nil tuple, end the iteration:
-// checkpoint.ErrInvalidConfig for an over-long thread or namespace or a
+// checkpoint.ErrDataLoss when an indexed checkpoint, a value it points to,
+// an index or a thread's head is missing; checkpoint.ErrInvalidConfig for an over-long thread or namespace or a
 // filter value that is not JSON; ErrCorrupt for undecodable stored data; the
 // Redis error, wrapped.
 func (s *Saver) List(ctx context.Context, q checkpoint.ListQuery) iter.Seq2[*checkpoint.Tuple, error] {
@@ -42,10 +48,11 @@ func (s *Saver) List(ctx context.Context, q checkpoint.ListQuery) iter.Seq2[*che
 
 // lister holds what the pages of one List call share.
 type lister struct {
-	q      checkpoint.ListQuery
-	filter []any // field, canonical JSON value pairs
-	nsOnly string
-	left   int // results still wanted; -1 for no limit
+	q       checkpoint.ListQuery
+	filter  []any // field, canonical JSON value pairs
+	nsOnly  string
+	left    int   // results still wanted; -1 for no limit
+	refresh int64 // the lease to renew on the threads read, in ms; 0 for none
 }
 
 func (s *Saver) newLister(q checkpoint.ListQuery) (*lister, error) {
@@ -54,7 +61,7 @@ func (s *Saver) newLister(q checkpoint.ListQuery) (*lister, error) {
 			return nil, invalidConfig("%v", err)
 		}
 	}
-	l := &lister{q: q, left: -1}
+	l := &lister{q: q, left: -1, refresh: s.refreshMillis()}
 	if q.CheckpointNS != nil {
 		if err := keys.ValidateNamespace(*q.CheckpointNS); err != nil {
 			return nil, invalidConfig("%v", err)
@@ -89,15 +96,18 @@ func (l *lister) page(size int) int {
 
 // walk is a position in one lex-ordered index.
 type walk struct {
-	key, mode, base string
-	max, min        string // ZREVRANGEBYLEX bounds
-	done            bool
+	key, mode      string // KEYS[1] of list.lua, and the mode
+	sb, enct, encn string // shard base, encoded thread and namespace
+	gen            string // the thread's generation the first page read
+	max, min       string // ZREVRANGEBYLEX bounds
+	done           bool
 }
 
-// newWalk positions a walk on an index. Members of mode "ns" are IDs, the
-// others start with the ID and "\x00".
-func newWalk(key, mode, base string, q checkpoint.ListQuery) *walk {
-	w := &walk{key: key, mode: mode, base: base, max: "+", min: "-"}
+// newWalk positions a walk on an index: key is the thread head (modes "ns"
+// and "thread") or the shard index (mode "shard"). Members of mode "ns" are
+// IDs, the others start with the ID and "\x00".
+func newWalk(key, mode, sb, enct, encn string, q checkpoint.ListQuery) *walk {
+	w := &walk{key: key, mode: mode, sb: sb, enct: enct, encn: encn, max: "+", min: "-"}
 	if q.Before != "" {
 		w.lower("(" + q.Before)
 	}
@@ -137,12 +147,16 @@ func (w *walk) call(l *lister, page int, refs bool) scriptCall {
 	if w.mode == "shard" {
 		nsOnly = l.nsOnly
 	}
-	args := append([]any{w.mode, w.base, w.max, w.min, page, max(scanBudget, page), r, nsOnly, len(l.filter) / 2}, l.filter...)
+	args := append([]any{w.mode, w.sb, w.enct, w.encn, w.gen, w.max, w.min, page, max(scanBudget, page), r, nsOnly,
+		l.refresh, len(l.filter) / 2}, l.filter...)
 	return scriptCall{keys: []string{w.key}, args: args}
 }
 
-// advance records the cursor a page returned.
-func (w *walk) advance(next string) {
+// advance records the cursor and generation a page returned.
+func (w *walk) advance(next, gen string) {
+	if w.gen == "" {
+		w.gen = gen
+	}
 	if next == "" {
 		w.done = true
 		return
@@ -155,26 +169,29 @@ func (w *walk) advance(next string) {
 func (s *Saver) listOne(ctx context.Context, l *lister, yield func(*checkpoint.Tuple, error) bool) {
 	var w *walk
 	switch q := l.q; {
-	case q.ThreadID != "" && q.CheckpointNS != nil:
-		w = newWalk(s.layout.Index(q.ThreadID, *q.CheckpointNS), "ns", s.layout.NamespaceBase(q.ThreadID, *q.CheckpointNS), q)
 	case q.ThreadID != "":
-		w = newWalk(s.layout.ThreadIndex(q.ThreadID), "thread", s.layout.ThreadBase(q.ThreadID), q)
+		sb, enct := s.layout.ShardBase(s.layout.Shard(q.ThreadID)), keys.Encode(q.ThreadID)
+		if q.CheckpointNS != nil {
+			w = newWalk(s.layout.Head(q.ThreadID), "ns", sb, enct, keys.Encode(*q.CheckpointNS), q)
+		} else {
+			w = newWalk(s.layout.Head(q.ThreadID), "thread", sb, enct, "", q)
+		}
 	default:
-		w = newWalk(s.layout.All(0), "shard", s.layout.ShardBase(0), q)
+		w = newWalk(s.layout.All(0), "shard", s.layout.ShardBase(0), "", "", q)
 	}
 	for !w.done && l.left != 0 {
 		c := w.call(l, l.page(s.opts.PageSize), false)
 		res, err := s.run(ctx, scripts.List, c.keys, c.args...).Slice()
 		if err != nil {
-			yield(nil, redisErr("list", err))
+			yield(nil, scriptErr("list", err))
 			return
 		}
-		next, items, err := listReply(res)
+		next, gen, items, err := listReply(res)
 		if err != nil {
 			yield(nil, err)
 			return
 		}
-		w.advance(next)
+		w.advance(next, gen)
 		for _, it := range items {
 			t, err := s.decodeListItem(l.q, w.mode, it)
 			if err != nil {
@@ -191,16 +208,17 @@ func (s *Saver) listOne(ctx context.Context, l *lister, yield func(*checkpoint.T
 	}
 }
 
-// listReply splits a list.lua reply into its cursor and items.
-func listReply(res []any) (string, []any, error) {
-	if len(res) == 0 {
-		return "", nil, corrupt("empty list reply")
+// listReply splits a list.lua reply into its cursor, generation and items.
+func listReply(res []any) (next, gen string, items []any, err error) {
+	if len(res) < 2 {
+		return "", "", nil, corrupt("list reply of %d items", len(res))
 	}
 	next, ok := res[0].(string)
-	if !ok {
-		return "", nil, corrupt("list cursor of %T", res[0])
+	gen, ok2 := res[1].(string)
+	if !ok || !ok2 {
+		return "", "", nil, corrupt("list cursor of %T and generation of %T", res[0], res[1])
 	}
-	return next, res[1:], nil
+	return next, gen, res[2:], nil
 }
 
 // decodeListItem decodes one {member, flat, blobs, extra} item.
@@ -233,7 +251,7 @@ func parseMember(q checkpoint.ListQuery, mode, member string) (id, thread, ns st
 		}
 		return id, q.ThreadID, ns, nil
 	}
-	id, thread, ns, err = keys.ParseMember(member)
+	id, thread, ns, _, err = keys.ParseMember(member)
 	if err != nil {
 		return "", "", "", corrupt("%v", err)
 	}

@@ -2,11 +2,13 @@ package redissaver
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/graphstate/redcheck/keys"
 	"github.com/graphstate/redcheck/scripts"
+	"github.com/redis/go-redis/v9"
 )
 
 // shardWalk is a walk over one shard's index with the members it found and
@@ -23,7 +25,7 @@ type shardWalk struct {
 func (s *Saver) listMerged(ctx context.Context, l *lister, yield func(*checkpoint.Tuple, error) bool) {
 	walks := make([]*shardWalk, s.layout.Shards())
 	for i := range walks {
-		walks[i] = &shardWalk{walk: newWalk(s.layout.All(i), "shard", s.layout.ShardBase(i), l.q)}
+		walks[i] = &shardWalk{walk: newWalk(s.layout.All(i), "shard", s.layout.ShardBase(i), "", "", l.q)}
 	}
 	for l.left != 0 {
 		page := l.page(s.opts.PageSize)
@@ -69,18 +71,18 @@ func (s *Saver) refill(ctx context.Context, l *lister, walks []*shardWalk, page 
 	}
 	cmds, err := s.runPipelined(ctx, scripts.List, calls)
 	if err != nil {
-		return redisErr("list", err)
+		return scriptErr("list", err)
 	}
 	for i, cmd := range cmds {
 		res, err := cmd.Slice()
 		if err != nil {
-			return redisErr("list", err)
+			return scriptErr("list", err)
 		}
-		next, items, err := listReply(res)
+		next, gen, items, err := listReply(res)
 		if err != nil {
 			return err
 		}
-		which[i].advance(next)
+		which[i].advance(next, gen)
 		for _, it := range items {
 			m, ok := it.(string)
 			if !ok {
@@ -128,13 +130,13 @@ func allDone(walks []*shardWalk) bool {
 }
 
 // readMembers reads the checkpoints named by shard index members, in order,
-// in one pipelined round trip. Checkpoints deleted in the meantime are left
-// out.
+// in one pipelined round trip. Checkpoints deleted in the meantime (or whose
+// thread was replaced) are left out; lost data is an error.
 func (s *Saver) readMembers(ctx context.Context, members []string) ([]*checkpoint.Tuple, error) {
 	calls := make([]scriptCall, len(members))
 	cfgs := make([]checkpoint.Config, len(members))
 	for i, m := range members {
-		id, thread, ns, err := keys.ParseMember(m)
+		id, thread, ns, _, err := keys.ParseMember(m)
 		if err != nil {
 			return nil, corrupt("%v", err)
 		}
@@ -143,13 +145,16 @@ func (s *Saver) readMembers(ctx context.Context, members []string) ([]*checkpoin
 	}
 	cmds, err := s.runPipelined(ctx, scripts.GetTuple, calls)
 	if err != nil {
-		return nil, redisErr("list", err)
+		return nil, scriptErr("list", err)
 	}
 	out := make([]*checkpoint.Tuple, 0, len(members))
 	for i, cmd := range cmds {
 		res, err := cmd.Slice()
+		if errors.Is(err, redis.Nil) {
+			continue // deleted since the first round trip
+		}
 		if err != nil {
-			continue // redis.Nil: deleted since the first round trip
+			return nil, scriptErr("list", err)
 		}
 		if len(res) != 4 {
 			return nil, corrupt("get tuple reply of %d items", len(res))

@@ -24,7 +24,7 @@ func TestListChunks(t *testing.T) {
 			const n = 300
 			var ids []string // oldest first
 			cfg := checkpoint.Config{ThreadID: "chunks"}
-			seed := newSaver(t, rdb, redissaver.Options{})
+			seed := newSaver(t, rdb, redissaver.Options{AcceptEviction: true})
 			for i := range n {
 				cp := checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID()}
 				var err error
@@ -37,7 +37,7 @@ func TestListChunks(t *testing.T) {
 			ctr := redistest.CountRoundTrips(rdb)
 			root := ""
 			for _, pageSize := range []int{1, 3, 10, 100} {
-				s, err := redissaver.New(rdb, redissaver.Options{Prefix: seed.Layout().Prefix(), PageSize: pageSize})
+				s, err := redissaver.New(context.Background(), rdb, redissaver.Options{AcceptEviction: true, Prefix: seed.Layout().Prefix(), PageSize: pageSize})
 				if err != nil {
 					t.Fatal(err)
 				}

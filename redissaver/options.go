@@ -30,15 +30,25 @@ type Options struct {
 	// of the layout: keep it fixed for the lifetime of a prefix.
 	Shards int
 
-	// TTL, when positive, makes every key of a thread expire TTL after the
-	// thread's last write (Put or PutWrites); each checkpoint expires TTL
-	// after it was written or its writes last changed. Zero keeps everything
-	// forever. Redis expiry works in milliseconds.
+	// TTL, when positive, is the lease of a thread: the thread expires, as a
+	// whole, TTL after its last write (Put or PutWrites), or its last read
+	// with RefreshOnRead. An expired thread reads as not found at once; its
+	// keys are reclaimed in bounded steps by later writes to its shard and by
+	// Sweep. Data keys carry no Redis TTL (so a volatile-* eviction policy
+	// never evicts them); the thread's event stream does. Zero keeps threads
+	// forever. Milliseconds are the unit.
 	TTL time.Duration
 
-	// RefreshOnRead extends the TTL of a checkpoint and of its thread's keys
-	// when GetTuple reads it.
+	// RefreshOnRead renews the lease of a thread whenever GetTuple or List
+	// returns one of its checkpoints.
 	RefreshOnRead bool
+
+	// AcceptEviction lets New accept a server whose eviction policy may
+	// evict keys without a TTL (allkeys-lru, allkeys-lfu, allkeys-random with
+	// maxmemory set), or whose policy cannot be read (INFO and CONFIG both
+	// refused; miniredis). An evicted key is never served as state: reads
+	// that need it fail with checkpoint.ErrDataLoss. But the data is gone.
+	AcceptEviction bool
 
 	// Serializer encodes channel and write values (default
 	// checkpoint.MsgpackSerializer).

@@ -21,8 +21,10 @@ import (
 //
 // checkpoint.PruneDelete removes the threads, as DeleteThread does.
 //
-// Each thread is one atomic script; the threads run in one pipelined round
-// trip. An empty list and unknown threads are no-ops. Errors:
+// With PruneKeepLatest each thread is one atomic script, and the threads run
+// in one pipelined round trip; its work grows with the thread (not yet
+// bounded). PruneDelete deletes each thread as DeleteThread does, in bounded
+// steps. An empty list and unknown threads are no-ops. Errors:
 // checkpoint.ErrInvalidConfig for an unknown strategy or an empty or
 // over-long thread ID.
 func (s *Saver) Prune(ctx context.Context, threadIDs []string, strategy checkpoint.PruneStrategy) error {
@@ -39,15 +41,16 @@ func (s *Saver) Prune(ctx context.Context, threadIDs []string, strategy checkpoi
 	if len(calls) == 0 {
 		return nil
 	}
-	sc := scripts.Prune
 	if strategy == checkpoint.PruneDelete {
-		sc = scripts.DeleteThread
-		for i, th := range threadIDs {
-			calls[i] = s.threadCall(th, evType, "thread_deleted", evThread, keys.Encode(th))
+		for _, th := range threadIDs {
+			if err := s.DeleteThread(ctx, th); err != nil {
+				return fmt.Errorf("redissaver: prune (%s): %w", strategy, err)
+			}
 		}
+		return nil
 	}
-	if _, err := s.runPipelined(ctx, sc, calls); err != nil {
-		return redisErr(fmt.Sprintf("prune (%s)", strategy), err)
+	if _, err := s.runPipelined(ctx, scripts.Prune, calls); err != nil {
+		return scriptErr(fmt.Sprintf("prune (%s)", strategy), err)
 	}
 	return nil
 }
@@ -56,13 +59,12 @@ func (s *Saver) Prune(ctx context.Context, threadIDs []string, strategy checkpoi
 // prune.lua, with the given event fields.
 func (s *Saver) threadCall(threadID string, event ...string) scriptCall {
 	shard := s.layout.Shard(threadID)
-	args := []any{s.layout.ShardBase(shard), keys.Encode(threadID), s.opts.Events.RetainDeleted.Milliseconds()}
+	args := []any{s.layout.ShardBase(shard), keys.Encode(threadID), s.opts.Events.RetainDeleted.Milliseconds(), reclaimBudget}
 	return scriptCall{
 		keys: []string{
-			s.layout.Namespaces(threadID),
-			s.layout.ThreadIndex(threadID),
+			s.layout.Head(threadID),
 			s.layout.Threads(shard),
-			s.layout.All(shard),
+			s.layout.GC(shard),
 			s.layout.Events(threadID),
 			s.layout.Feed(shard),
 		},

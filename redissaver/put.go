@@ -3,6 +3,7 @@ package redissaver
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"strconv"
 
 	"github.com/graphstate/redcheck/checkpoint"
@@ -19,14 +20,20 @@ import (
 // one canonical JSON field per key.
 //
 // Put is one atomic script and one round trip: the checkpoint, its values,
-// the indexes, the thread registry and the TTL change together or not at
-// all. Re-putting an existing ID replaces its checkpoint and metadata and
-// keeps its pending writes.
+// the indexes, the thread registry and the thread's lease change together or
+// not at all. Re-putting an existing ID with the same parent replaces its
+// checkpoint and metadata and keeps its pending writes. A call re-sent by
+// the client after a network error finds its own checkpoint and changes
+// nothing.
 //
-// Errors: checkpoint.ErrInvalidConfig for a missing or over-long thread ID or
-// namespace or a malformed parent ID; checkpoint.ErrInvalidCheckpoint for a
-// malformed checkpoint ID, metadata that is not JSON or a value the
-// serializer refuses; otherwise the Redis error, wrapped.
+// Errors, all before anything is written: checkpoint.ErrInvalidConfig for a
+// missing or over-long thread ID or namespace or a malformed parent ID;
+// checkpoint.ErrInvalidCheckpoint for a malformed checkpoint ID, a checkpoint
+// that is its own parent, a re-put that changes the parent, a newVersions
+// entry that is not the checkpoint's version of that channel, a "step" that
+// is not an integer, metadata that is not JSON or a value the serializer
+// refuses; checkpoint.ErrDataLoss when the thread's head or registry entry is
+// missing; otherwise the Redis error, wrapped.
 func (s *Saver) Put(ctx context.Context, cfg checkpoint.Config, cp checkpoint.Checkpoint, md checkpoint.Metadata, newVersions map[string]string) (checkpoint.Config, error) {
 	if err := validateAddress(cfg); err != nil {
 		return checkpoint.Config{}, err
@@ -38,6 +45,15 @@ func (s *Saver) Put(ctx context.Context, cfg checkpoint.Config, cp checkpoint.Ch
 	}
 	if err := keys.ValidateID(cp.ID); err != nil {
 		return checkpoint.Config{}, invalidCheckpoint("%v", err)
+	}
+	if cfg.CheckpointID == cp.ID {
+		return checkpoint.Config{}, invalidCheckpoint("checkpoint %q cannot be its own parent", cp.ID)
+	}
+	if err := validateVersions(cp, newVersions); err != nil {
+		return checkpoint.Config{}, err
+	}
+	if err := validateStep(md); err != nil {
+		return checkpoint.Config{}, err
 	}
 	fields, runID, err := s.checkpointFields(cfg.CheckpointID, cp, md)
 	if err != nil {
@@ -51,13 +67,10 @@ func (s *Saver) Put(ctx context.Context, cfg checkpoint.Config, cp checkpoint.Ch
 	th, ns := cfg.ThreadID, cfg.CheckpointNS
 	shard := s.layout.Shard(th)
 	keyList := []string{
-		s.layout.Checkpoint(th, ns, cp.ID),
-		s.layout.Index(th, ns),
-		s.layout.Blobs(th, ns),
-		s.layout.Namespaces(th),
-		s.layout.ThreadIndex(th),
+		s.layout.Head(th),
 		s.layout.Threads(shard),
 		s.layout.All(shard),
+		s.layout.GC(shard),
 		s.layout.Events(th),
 		s.layout.Feed(shard),
 	}
@@ -67,8 +80,9 @@ func (s *Saver) Put(ctx context.Context, cfg checkpoint.Config, cp checkpoint.Ch
 		fields = append(fields, fieldRunKey, runKey)
 	}
 	event := s.eventSpec(s.checkpointEvent(cfg, cp, md, newVersions, blobs)...)
-	args := make([]any, 0, 6+len(event)+len(fields)+len(blobs))
-	args = append(args, s.opts.ttlMillis(), cp.ID, keys.Encode(ns), keys.Encode(th), len(fields)/2, len(blobs)/2)
+	args := make([]any, 0, 10+len(event)+len(fields)+len(blobs))
+	args = append(args, s.layout.ShardBase(shard), keys.Encode(th), keys.Encode(ns), cp.ID, cfg.CheckpointID,
+		keys.NewGen(), keys.NewGen(), s.opts.ttlMillis(), len(fields)/2, len(blobs)/2)
 	args = append(args, event...)
 	for _, f := range fields {
 		args = append(args, f)
@@ -77,9 +91,57 @@ func (s *Saver) Put(ctx context.Context, cfg checkpoint.Config, cp checkpoint.Ch
 		args = append(args, b)
 	}
 	if err := s.run(ctx, scripts.Put, keyList, args...).Err(); err != nil {
-		return checkpoint.Config{}, redisErr("put", err)
+		return checkpoint.Config{}, scriptErr("put", err)
 	}
 	return checkpoint.Config{ThreadID: th, CheckpointNS: ns, CheckpointID: cp.ID}, nil
+}
+
+// validateVersions checks that every entry of newVersions is the
+// checkpoint's own version of that channel: a value stored under another
+// version than the checkpoint names would read back absent.
+func validateVersions(cp checkpoint.Checkpoint, newVersions map[string]string) error {
+	for ch, ver := range newVersions {
+		have, ok := cp.ChannelVersions[ch]
+		switch {
+		case !ok:
+			return invalidCheckpoint("newVersions names channel %q, which has no version in the checkpoint", ch)
+		case have != ver:
+			return invalidCheckpoint("newVersions gives channel %q version %q, the checkpoint %q", ch, ver, have)
+		case ver == "":
+			return invalidCheckpoint("channel %q has an empty version", ch)
+		}
+	}
+	return nil
+}
+
+// validateStep checks that metadata "step", when present, is an integer, so
+// that every event announcing the checkpoint decodes.
+func validateStep(md checkpoint.Metadata) error {
+	step, ok := md["step"]
+	if !ok || step == nil {
+		return nil
+	}
+	switch v := step.(type) {
+	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32:
+		return nil
+	case uint64:
+		if v <= math.MaxInt64 {
+			return nil
+		}
+	case float64:
+		if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
+			return nil
+		}
+	case float32:
+		if float64(v) == math.Trunc(float64(v)) && math.Abs(float64(v)) < 1<<24 {
+			return nil
+		}
+	case json.Number:
+		if _, err := v.Int64(); err == nil {
+			return nil
+		}
+	}
+	return invalidCheckpoint("metadata step must be an integer, not %T %v", step, step)
 }
 
 // checkpointFields builds the field/value pairs of a checkpoint hash, and

@@ -42,7 +42,7 @@ func (s *Saver) DeleteForRuns(ctx context.Context, runIDs []string) error {
 		})
 	}
 	if _, err := s.runPipelined(ctx, scripts.DeleteRuns, calls); err != nil {
-		return redisErr("delete for runs", err)
+		return scriptErr("delete for runs", err)
 	}
 	return nil
 }

@@ -3,9 +3,11 @@ package redissaver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/internal/meta"
 	"github.com/graphstate/redcheck/keys"
 	"github.com/graphstate/redcheck/scripts"
 	"github.com/redis/go-redis/v9"
@@ -27,13 +29,34 @@ var (
 // caller owns rdb and closes it after the Saver is no longer used. rdb may be
 // a *redis.Client, a *redis.ClusterClient, a failover client or a ring of
 // one shard; Redis 7.0 or later (or Valkey) without modules.
-func New(rdb redis.UniversalClient, opts Options) (*Saver, error) {
+//
+// New makes two round trips. It writes the prefix's meta key when the
+// prefix is new, and refuses (checkpoint.ErrInvalidConfig) a prefix written
+// with another storage format or another number of shards. It reads the
+// server's eviction policy (INFO memory, else CONFIG GET) and refuses
+// (checkpoint.ErrInvalidConfig) a server that may evict the saver's keys (an
+// "allkeys-*" policy with a memory limit) or whose policy cannot be read,
+// unless Options.AcceptEviction is set.
+func New(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Saver, error) {
 	if rdb == nil {
 		return nil, errors.New("redissaver: nil Redis client")
 	}
 	o, layout, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
+	}
+	if !o.AcceptEviction {
+		policy, evicts, err := meta.EvictionPolicy(ctx, rdb)
+		switch {
+		case err != nil:
+			return nil, invalidConfig("%v; set Options.AcceptEviction to accept a server that may evict keys", err)
+		case evicts:
+			return nil, invalidConfig("the server's maxmemory-policy %q may evict the saver's keys (lost checkpoints surface as checkpoint.ErrDataLoss); "+
+				"use noeviction or a volatile-* policy, or set Options.AcceptEviction", policy)
+		}
+	}
+	if err := meta.Ensure(ctx, rdb, layout, true); err != nil {
+		return nil, fmt.Errorf("redissaver: %w", err)
 	}
 	return &Saver{rdb: rdb, opts: o, layout: layout, ser: o.Serializer}, nil
 }

@@ -3,6 +3,7 @@ package redissaver_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,9 +13,16 @@ import (
 	"github.com/graphstate/redcheck/redissaver"
 )
 
+// TestTTL: a thread is a lease: its data keys carry no Redis TTL (a
+// volatile-* eviction policy cannot evict them); once the lease runs out
+// the thread reads as not found at once, and Sweep reclaims every key but
+// the prefix's meta key, the shard's feed and the thread's event stream
+// (which expires by itself).
 func TestTTL(t *testing.T) {
 	mr, rdb := redistest.Mini(t)
-	s := newSaver(t, rdb, redissaver.Options{TTL: time.Hour})
+	t0 := time.Now()
+	mr.SetTime(t0)
+	s := newSaver(t, rdb, redissaver.Options{AcceptEviction: true, TTL: time.Hour})
 	ctx := context.Background()
 	cfg := checkpoint.Config{ThreadID: "ttl", CheckpointNS: "child:1"}
 	cp := checkpoint.Checkpoint{ID: checkpoint.NewID(), ChannelValues: map[string]any{"a": 1}, ChannelVersions: map[string]string{"a": "1"}}
@@ -25,41 +33,58 @@ func TestTTL(t *testing.T) {
 	if err := s.PutWrites(ctx, stored, []checkpoint.Write{{Channel: "x", Value: 1}}, "task", ""); err != nil {
 		t.Fatal(err)
 	}
-	// Every key of the thread expires, its event stream included; only the
-	// shard's shared registry and index (their entries are swept when List
-	// passes them) and its event feed (trimmed by length) do not.
 	for _, k := range mr.Keys() {
-		shared := strings.HasSuffix(k, "}:threads") || strings.HasSuffix(k, "}:all") || strings.HasSuffix(k, "}:feed")
-		if ttl := mr.TTL(k); shared != (ttl == 0) {
+		events := strings.HasSuffix(k, ":events")
+		if ttl := mr.TTL(k); events != (ttl > 0) {
 			t.Errorf("key %q: TTL %v", k, ttl)
 		}
 	}
-	mr.FastForward(2 * time.Hour)
+	mr.SetTime(t0.Add(59 * time.Minute))
+	if _, err := s.GetTuple(ctx, cfg); err != nil {
+		t.Fatalf("GetTuple within the TTL: %v", err)
+	}
+	mr.SetTime(t0.Add(61 * time.Minute))
 	if _, err := s.GetTuple(ctx, cfg); !errors.Is(err, checkpoint.ErrNotFound) {
 		t.Errorf("GetTuple after the TTL: %v", err)
 	}
 	for tup, err := range s.List(ctx, checkpoint.ListQuery{}) {
 		t.Errorf("List after the TTL: %v %v", tup, err)
 	}
-	if ks := mr.Keys(); len(ks) != 1 || !strings.HasSuffix(ks[0], "}:feed") {
-		t.Errorf("keys left after expiry and a List over every thread: %v (want the shard's feed only)", ks)
+	if err := s.PutWrites(ctx, stored, []checkpoint.Write{{Channel: "x", Value: 2}}, "task2", ""); !errors.Is(err, checkpoint.ErrNotFound) {
+		t.Errorf("PutWrites after the TTL: %v, want ErrNotFound", err)
+	}
+	if _, err := s.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	for _, k := range mr.Keys() {
+		if !strings.HasSuffix(k, ":meta") && !strings.HasSuffix(k, "}:feed") && !strings.HasSuffix(k, ":events") {
+			left = append(left, k)
+		}
+	}
+	if len(left) != 0 {
+		t.Errorf("keys left after expiry and Sweep: %v", left)
 	}
 }
 
+// TestRefreshOnRead: with RefreshOnRead a read renews the whole thread's
+// lease; without, it does not.
 func TestRefreshOnRead(t *testing.T) {
 	for _, refresh := range []bool{false, true} {
 		mr, rdb := redistest.Mini(t)
-		s := newSaver(t, rdb, redissaver.Options{TTL: time.Hour, RefreshOnRead: refresh})
+		t0 := time.Now()
+		mr.SetTime(t0)
+		s := newSaver(t, rdb, redissaver.Options{AcceptEviction: true, TTL: time.Hour, RefreshOnRead: refresh})
 		ctx := context.Background()
 		cfg := checkpoint.Config{ThreadID: "r"}
 		if _, err := s.Put(ctx, cfg, checkpoint.Checkpoint{ID: checkpoint.NewID()}, nil, nil); err != nil {
 			t.Fatal(err)
 		}
-		mr.FastForward(40 * time.Minute)
+		mr.SetTime(t0.Add(40 * time.Minute))
 		if _, err := s.GetTuple(ctx, cfg); err != nil {
 			t.Fatal(err)
 		}
-		mr.FastForward(40 * time.Minute)
+		mr.SetTime(t0.Add(80 * time.Minute))
 		_, err := s.GetTuple(ctx, cfg)
 		if refresh && err != nil {
 			t.Errorf("RefreshOnRead: the read did not extend the TTL: %v", err)
@@ -70,42 +95,53 @@ func TestRefreshOnRead(t *testing.T) {
 	}
 }
 
-// TestTTLOlderCheckpointsExpireFirst: each checkpoint lives TTL after its
-// own write; the thread's keys live TTL after the last write, so the latest
-// checkpoint always reads whole (values written by older checkpoints
-// included).
-func TestTTLOlderCheckpointsExpireFirst(t *testing.T) {
+// TestTTLThreadLivesWhole: reading an old checkpoint by id with
+// RefreshOnRead keeps the whole thread alive, never only that checkpoint:
+// the latest stays the latest, and when the lease runs out every checkpoint
+// goes at once.
+func TestTTLThreadLivesWhole(t *testing.T) {
 	mr, rdb := redistest.Mini(t)
-	s := newSaver(t, rdb, redissaver.Options{TTL: time.Hour})
+	t0 := time.Now()
+	mr.SetTime(t0)
+	s := newSaver(t, rdb, redissaver.Options{AcceptEviction: true, TTL: time.Hour, RefreshOnRead: true})
 	ctx := context.Background()
-	cfg := checkpoint.Config{ThreadID: "old"}
-	first := checkpoint.Checkpoint{ID: checkpoint.NewID(), ChannelValues: map[string]any{"kept": "v"}, ChannelVersions: map[string]string{"kept": "1"}}
-	c1, err := s.Put(ctx, cfg, first, nil, first.ChannelVersions)
-	if err != nil {
-		t.Fatal(err)
+	cfg := checkpoint.Config{ThreadID: "whole"}
+	var ids []string
+	for i := range 3 {
+		mr.SetTime(t0.Add(time.Duration(i) * 20 * time.Minute))
+		cp := checkpoint.Checkpoint{ID: checkpoint.NewID(), ChannelValues: map[string]any{"kept": i}, ChannelVersions: map[string]string{"kept": string(rune('1' + i))}}
+		var err error
+		if cfg, err = s.Put(ctx, cfg, cp, nil, cp.ChannelVersions); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, cp.ID)
 	}
-	mr.FastForward(50 * time.Minute)
-	second := checkpoint.Checkpoint{ID: checkpoint.NewID(), ChannelVersions: map[string]string{"kept": "1"}}
-	c2, err := s.Put(ctx, c1, second, nil, nil)
-	if err != nil {
-		t.Fatal(err)
+	// Keep reading the first checkpoint by id, past the TTL of every write.
+	for m := 60; m <= 200; m += 30 {
+		mr.SetTime(t0.Add(time.Duration(m) * time.Minute))
+		if _, err := s.GetTuple(ctx, checkpoint.Config{ThreadID: "whole", CheckpointID: ids[0]}); err != nil {
+			t.Fatalf("minute %d: %v", m, err)
+		}
 	}
-	mr.FastForward(20 * time.Minute)
-	if _, err := s.GetTuple(ctx, c1); !errors.Is(err, checkpoint.ErrNotFound) {
-		t.Errorf("the first checkpoint outlived its TTL: %v", err)
+	latest, err := s.GetTuple(ctx, checkpoint.Config{ThreadID: "whole"})
+	if err != nil || latest.Checkpoint.ID != ids[2] || latest.Checkpoint.ChannelValues["kept"] != int64(2) {
+		t.Fatalf("latest after reads kept the thread alive: %+v, %v; want %s", latest, err, ids[2])
 	}
-	tup, err := s.GetTuple(ctx, checkpoint.Config{ThreadID: "old"})
-	if err != nil || tup.Checkpoint.ID != c2.CheckpointID || tup.Checkpoint.ChannelValues["kept"] != "v" {
-		t.Fatalf("latest after the first expired: %+v, %v", tup, err)
-	}
-	n := 0
-	for _, err := range s.List(ctx, checkpoint.ListQuery{ThreadID: "old"}) {
+	var listed []string
+	for tup, err := range s.List(ctx, checkpoint.ListQuery{ThreadID: "whole"}) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		n++
+		listed = append(listed, tup.Checkpoint.ID)
 	}
-	if n != 1 {
-		t.Errorf("List shows %d checkpoints, want 1", n)
+	slices.Reverse(listed)
+	if !slices.Equal(listed, ids) {
+		t.Errorf("List: %v, want %v", listed, ids)
+	}
+	mr.SetTime(t0.Add(200*time.Minute + 61*time.Minute))
+	for _, id := range append(ids, "") {
+		if _, err := s.GetTuple(ctx, checkpoint.Config{ThreadID: "whole", CheckpointID: id}); !errors.Is(err, checkpoint.ErrNotFound) {
+			t.Errorf("checkpoint %q after the lease ran out: %v", id, err)
+		}
 	}
 }

@@ -2,7 +2,6 @@ package redissaver
 
 import (
 	"context"
-	"strings"
 
 	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/graphstate/redcheck/keys"
@@ -16,10 +15,12 @@ import (
 // index) is new, so repeating a call changes nothing. taskPath is stored
 // with each write.
 //
-// PutWrites is one atomic script and one round trip. Errors:
+// PutWrites is one atomic script and one round trip; with a TTL it renews
+// the thread's lease. Errors, all before anything is written:
 // checkpoint.ErrInvalidConfig when cfg lacks a thread or checkpoint ID;
 // checkpoint.ErrNotFound when the checkpoint does not exist (writes always
-// belong to a stored checkpoint); checkpoint.ErrInvalidCheckpoint for a value
+// belong to a stored checkpoint); checkpoint.ErrDataLoss when the
+// checkpoint's hash, the thread's head or its registry entry is missing; checkpoint.ErrInvalidCheckpoint for a value
 // the serializer refuses; otherwise the Redis error, wrapped.
 func (s *Saver) PutWrites(ctx context.Context, cfg checkpoint.Config, writes []checkpoint.Write, taskID, taskPath string) error {
 	if err := validateAddress(cfg); err != nil {
@@ -35,13 +36,15 @@ func (s *Saver) PutWrites(ctx context.Context, cfg checkpoint.Config, writes []c
 		return nil
 	}
 	th, ns := cfg.ThreadID, cfg.CheckpointNS
+	shard := s.layout.Shard(th)
 	bound := -1
 	if s.opts.Events.IncludeValues {
 		bound = s.opts.Events.MaxValueBytes
 	}
 	event := s.eventSpec(evType, "writes", evThread, keys.Encode(th), evNS, keys.Encode(ns), evID, cfg.CheckpointID, evTask, taskID)
-	args := make([]any, 0, 2+len(event)+4*len(writes))
-	args = append(args, s.opts.ttlMillis(), bound)
+	args := make([]any, 0, 8+len(event)+4*len(writes))
+	args = append(args, s.layout.ShardBase(shard), keys.Encode(th), keys.Encode(ns), cfg.CheckpointID,
+		s.opts.ttlMillis(), bound, maxEventValues, maxEventValueBytes)
 	args = append(args, event...)
 	for i, w := range writes {
 		typ, data, err := s.ser.DumpsTyped(w.Value)
@@ -55,20 +58,9 @@ func (s *Saver) PutWrites(ctx context.Context, cfg checkpoint.Config, writes []c
 		}
 		args = append(args, writeField(taskID, idx), pack(w.Channel, taskPath, typ, string(data)), mode, w.Channel)
 	}
-	keyList := []string{
-		s.layout.Checkpoint(th, ns, cfg.CheckpointID),
-		s.layout.Index(th, ns),
-		s.layout.Blobs(th, ns),
-		s.layout.Namespaces(th),
-		s.layout.ThreadIndex(th),
-		s.layout.Events(th),
-		s.layout.Feed(s.layout.Shard(th)),
-	}
+	keyList := []string{s.layout.Head(th), s.layout.Threads(shard), s.layout.Events(th), s.layout.Feed(shard)}
 	if err := s.run(ctx, scripts.PutWrites, keyList, args...).Err(); err != nil {
-		if strings.HasPrefix(err.Error(), "NOTFOUND") {
-			return notFound("checkpoint %q of thread %q", cfg.CheckpointID, th)
-		}
-		return redisErr("put writes", err)
+		return scriptErr("put writes", err)
 	}
 	return nil
 }

@@ -11,9 +11,12 @@
 --         (kinds "all" and "run")
 -- Returns: {next cursor ("" after the last page), then one item per member}: kind "threads": the member;
 --          kinds "all" and "run": {member, 1 when its checkpoint hash exists (else 0; -1 for a member that
---          is not id \0 thread \0 namespace), the checkpoint's "r" field or false, then 1 or 0 for each of:
+--          is not id \0 thread \0 namespace \0 generation; -2 for a member of a generation that is not its
+--          thread's current one and is not queued for reclaim), the checkpoint's "r" field or false, then 1 or 0 for each of:
 --          its thread is in the registry, the id is in the namespace index, the id is in the thread index,
 --          the namespace is in the thread's namespace set}.
+-- Entries of generations queued for reclaim are left out: the reclaim removes them.
+-- Work bound: O(page) for zsets -- a run index set is NOT yet read in bounded pages.
 local base, kind, cursor, page, only = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5]
 
 local members, next = {}, ''
@@ -33,11 +36,19 @@ if kind == 'threads' then
 end
 for _, m in ipairs(members) do
   local parts = split0(m)
-  if #parts ~= 3 then
+  local cur = nil
+  if #parts == 4 then cur = redis.call('HGET', base .. 't:' .. parts[2], 'g') end
+  if #parts ~= 4 then
     out[#out + 1] = {m, -1, false, 0, 0, 0, 0}
-  elseif only == '' or parts[2] == only then
+  elseif only ~= '' and parts[2] ~= only then
+    -- another thread's entry
+  elseif cur ~= parts[4] then
+    if not redis.call('ZSCORE', base .. 'gc', parts[2] .. '\0' .. parts[4]) then
+      out[#out + 1] = {m, -2, false, 0, 0, 0, 0}
+    end
+  else
     local id, enct, encns = parts[1], parts[2], parts[3]
-    local tbase = base .. 't:' .. enct
+    local tbase = base .. 't:' .. enct .. ':g:' .. cur
     local nsbase = tbase .. ':n:' .. encns
     local exists = redis.call('EXISTS', nsbase .. ':cp:' .. id)
     local run = false

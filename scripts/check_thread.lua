@@ -1,11 +1,12 @@
 -- check_thread.lua: reads what the consistency check verifies of one thread, as one snapshot; writes nothing.
--- KEYS[1] namespaces set of the thread
--- KEYS[2] index zset of the thread: id \0 namespace
--- KEYS[3] thread registry zset of the shard
--- KEYS[4] index zset of every checkpoint of the shard: id \0 thread \0 namespace
+-- KEYS[1] thread head hash
+-- KEYS[2] thread registry zset of the shard
+-- KEYS[3] index zset of every checkpoint of the shard: id \0 thread \0 namespace \0 generation
 -- ARGV[1] shard base: thread bases are base .. "t:" .. thread, run index keys start with base .. "run:"
 -- ARGV[2] encoded thread
--- Returns: {registered (1 or 0), thread index members, then one entry per namespace that the namespaces
+-- Returns: {} for a thread that does not exist or expired; {"DATALOSS <what>"} for a lost head or
+--          registry entry; else
+--          {registered (1 or 0), thread index members, then one entry per namespace that the namespaces
 --          set or a thread index member names:
 --          {encoded namespace, in the namespaces set (1 or 0), namespace index members,
 --           blobs hash as field, value, ..., checkpoints}}
@@ -13,12 +14,15 @@
 --          one per parent those name that is neither: {id, checkpoint hash as field, value, ... (empty
 --          when there is no such hash), in the shard index (1 or 0), in its run index (1 or 0; -1 without
 --          a run; -2 when its run key lies outside the shard)}.
+-- Work bound: O(checkpoints and values of the thread) -- NOT yet bounded.
 local base, enct = ARGV[1], ARGV[2]
-local tbase = base .. 't:' .. enct
+local gen, state, detail = thread_state(base, enct, now_ms())
+if state == 'lost' then return {'DATALOSS ' .. detail} end
+if state ~= 'live' then return {} end
+local tbase = base .. 't:' .. enct .. ':g:' .. gen
 
-local registered = 0
-if redis.call('ZSCORE', KEYS[3], enct) then registered = 1 end
-local tidx = redis.call('ZRANGE', KEYS[2], 0, -1)
+local registered = 1
+local tidx = redis.call('ZRANGE', tbase .. ':idx', 0, -1)
 
 -- Namespaces in order of first mention, each with its checkpoint ids in order of first mention.
 local order, byns = {}, {}
@@ -38,7 +42,7 @@ local function add(e, id)
   end
 end
 
-for _, encns in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+for _, encns in ipairs(redis.call('SMEMBERS', tbase .. ':ns')) do
   namespace(encns).inset = 1
 end
 for _, member in ipairs(tidx) do
@@ -60,9 +64,9 @@ for _, encns in ipairs(order) do
     local id = e.ids[i]
     local flat = redis.call('HGETALL', nsbase .. ':cp:' .. id)
     local inall, inrun = 0, -1
-    local member = id .. '\0' .. enct .. '\0' .. encns
+    local member = id .. '\0' .. enct .. '\0' .. encns .. '\0' .. gen
     if #flat > 0 then
-      if redis.call('ZSCORE', KEYS[4], member) then inall = 1 end
+      if redis.call('ZSCORE', KEYS[3], member) then inall = 1 end
       for j = 1, #flat, 2 do
         local f = flat[j]
         if f == 'r' then

@@ -1,28 +1,61 @@
--- delta_history.lua: the writes of delta channels since their nearest seed, walking the parent chain in one call.
--- KEYS[1] index zset of the (thread, namespace)
--- KEYS[2] blobs hash of the (thread, namespace)
--- ARGV[1] namespace base: checkpoint keys are base .. ":cp:" .. id
--- ARGV[2] target checkpoint id, or "" for the latest
--- ARGV[3 ..] channels
--- Returns: nil when the target does not exist, else one entry per channel, in ARGV order:
---          {seed value or false, {writes of one checkpoint as field, value, ...}, ...}
---          with the checkpoints nearest the target first. The walk starts at the target's parent
---          (the target's own writes are never included), collects each ancestor's writes to the
---          channel, and stops for that channel at the first ancestor holding a value for it
---          (whose own writes are included).
-local base, id = ARGV[1], ARGV[2]
-if id == '' then
-  local top = redis.call('ZREVRANGE', KEYS[1], 0, 0)
-  if #top == 0 then return nil end
-  id = top[1]
+-- delta_history.lua: one bounded step of the walk up a checkpoint's parent chain that collects the writes of
+-- delta channels since their nearest seed. The client repeats it from the cursor it returns.
+-- KEYS[1] thread head hash
+-- KEYS[2] thread registry zset of the shard
+-- ARGV[1] shard base "P:{N}:"
+-- ARGV[2] encoded thread
+-- ARGV[3] encoded namespace
+-- ARGV[4] target checkpoint id, or "" for the latest (first step only)
+-- ARGV[5] cursor: "" on the first step (the walk starts at the target's parent), else the ancestor id the
+--         previous step returned
+-- ARGV[6] the generation the first step read ("" on the first step): a changed generation ends the walk
+--         with the error "CHANGED"
+-- ARGV[7] budget: ancestors to visit at most in this step
+-- ARGV[8 ..] the channels still open
+-- Returns: nil when the target does not exist (or its thread expired), else
+--          {target id, generation, next cursor ("" when the walk is over), then one entry per channel, in
+--          ARGV order: {seed value or false, {writes of one checkpoint as field, value, ...}, ...}} with the
+--          checkpoints nearest the target first. A channel stops at the first ancestor holding a value for
+--          it (whose own writes are included). The walk is over when every channel stopped or the chain
+--          ends (a root, or a parent that was deleted and is in no index).
+--          Errors: "DATALOSS <what>" for a missing indexed checkpoint hash, a missing value, a lost head;
+--          "CYCLE <id>" when the parent chain returns to a checkpoint this step visited.
+-- Work bound: at most ARGV[7] ancestors, each O(its fields).
+local sb, enct, encns, cursor = ARGV[1], ARGV[2], ARGV[3], ARGV[5]
+local budget = tonumber(ARGV[7])
+local now = now_ms()
+local gen, state, detail = thread_state(sb, enct, now)
+if state == 'lost' then return dataloss(detail) end
+if state ~= 'live' then
+  if ARGV[6] ~= '' then return redis.error_reply('CHANGED thread is gone') end
+  return nil
 end
-local parent = redis.call('HGET', base .. ':cp:' .. id, 'p')
-if parent == false and redis.call('HEXISTS', base .. ':cp:' .. id, 'v') == 0 then return nil end
+if ARGV[6] ~= '' and ARGV[6] ~= gen then return redis.error_reply('CHANGED thread was replaced') end
+local nb = sb .. 't:' .. enct .. ':g:' .. gen .. ':n:' .. encns
+local idx, blobs = nb .. ':idx', nb .. ':blobs'
 
-local nch = #ARGV - 2
+local id = ARGV[4]
+local cur
+if cursor == '' then
+  if id == '' then
+    local top = redis.call('ZREVRANGE', idx, 0, 0)
+    if #top == 0 then return nil end
+    id = top[1]
+  end
+  local h = redis.call('HMGET', nb .. ':cp:' .. id, 'v', 'p')
+  if not h[1] then
+    if redis.call('ZSCORE', idx, id) then return dataloss('checkpoint hash ' .. nb .. ':cp:' .. id) end
+    return nil
+  end
+  cur = h[2]
+else
+  cur = cursor
+end
+
+local nch = #ARGV - 7
 local out, open, slot = {}, 0, {}
 for i = 1, nch do
-  local ch = ARGV[i + 2]
+  local ch = ARGV[i + 7]
   out[i] = {false}
   if not slot[ch] then
     slot[ch] = {}
@@ -41,13 +74,19 @@ local function write_channel(v)
   return string.sub(v, colon + 1, colon + n)
 end
 
--- Parent links never cycle, but a hand-edited key could: bound the walk by the index size.
-local guard = redis.call('ZCARD', KEYS[1]) + 1
-local cur = parent
-while cur and open > 0 and guard > 0 do
-  guard = guard - 1
-  local flat = redis.call('HGETALL', base .. ':cp:' .. cur)
-  if #flat == 0 then break end
+local visited = {[id] = true}
+local steps = 0
+while cur and open > 0 and steps < budget do
+  if visited[cur] then return redis.error_reply('CYCLE parent chain returns to ' .. cur) end
+  visited[cur] = true
+  steps = steps + 1
+  local cpkey = nb .. ':cp:' .. cur
+  local flat = redis.call('HGETALL', cpkey)
+  if #flat == 0 then
+    if redis.call('ZSCORE', idx, cur) then return dataloss('checkpoint hash ' .. cpkey) end
+    cur = nil
+    break
+  end
   -- Tables are made only when needed: most ancestors hold a write or two.
   local groups, versions, nextp = nil, nil, false
   for i = 1, #flat, 2 do
@@ -81,8 +120,10 @@ while cur and open > 0 and guard > 0 do
   if versions then
     for ch, idxs in pairs(slot) do
       if not done[ch] and versions[ch] then
-        local val = redis.call('HGET', KEYS[2], blob_field(ch, versions[ch]))
-        if val and val ~= '' then
+        local field = blob_field(ch, versions[ch])
+        local val = redis.call('HGET', blobs, field)
+        if not val then return dataloss('value ' .. field .. ' of ' .. cpkey .. ' in ' .. blobs) end
+        if val ~= '' then
           done[ch] = true
           open = open - 1
           for _, i in ipairs(idxs) do out[i][1] = val end
@@ -92,4 +133,8 @@ while cur and open > 0 and guard > 0 do
   end
   cur = nextp
 end
-return out
+local nextcur = ''
+if cur and open > 0 then nextcur = cur end
+local reply = {id, gen, nextcur}
+for i = 1, nch do reply[#reply + 1] = out[i] end
+return reply

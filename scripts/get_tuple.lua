@@ -1,37 +1,40 @@
 -- get_tuple.lua: reads one checkpoint (by id, or the latest of its namespace) with its values and writes.
--- KEYS[1] index zset of the (thread, namespace)
--- KEYS[2] blobs hash of the (thread, namespace)
--- KEYS[3] namespaces set of the thread   (TTL refresh only)
--- KEYS[4] index zset of the thread       (TTL refresh only)
--- ARGV[1] namespace base: checkpoint keys are base .. ":cp:" .. id
--- ARGV[2] checkpoint id, or "" for the latest
--- ARGV[3] TTL in milliseconds to refresh on read, 0 for no refresh
--- Returns: nil when there is no such checkpoint, else
+-- KEYS[1] thread head hash
+-- KEYS[2] thread registry zset of the shard
+-- ARGV[1] shard base "P:{N}:"
+-- ARGV[2] encoded thread
+-- ARGV[3] encoded namespace
+-- ARGV[4] checkpoint id, or "" for the latest
+-- ARGV[5] TTL in milliseconds to renew the thread's lease with, 0 for no renewal
+-- Returns: nil when there is no such checkpoint (or its thread expired), else
 --          {id, flat checkpoint hash, channel values aligned with its "c:" fields, parent's writes (legacy only)}.
-local base, id, ttl = ARGV[1], ARGV[2], tonumber(ARGV[3])
-local found
-if id ~= '' then
-  found = load_checkpoint(base .. ':cp:' .. id, KEYS[2], base)
-else
-  -- Latest: the greatest id whose checkpoint still exists. Entries of
-  -- expired checkpoints are dropped on the way, so the top is read afresh.
-  while true do
-    local top = redis.call('ZREVRANGE', KEYS[1], 0, 0)
-    if #top == 0 then break end
-    found = load_checkpoint(base .. ':cp:' .. top[1], KEYS[2], base)
-    if found then
-      id = top[1]
-      break
-    end
-    redis.call('ZREM', KEYS[1], top[1])
+--          The error "DATALOSS <what>" when something the answer needs is missing: the thread's head or
+--          registry entry, an indexed checkpoint's hash, a value a channel version points to, the namespace
+--          index of a namespace the thread lists.
+-- Work bound: O(fields of the checkpoint) + O(log n).
+local sb, enct, encns, id, ttl = ARGV[1], ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5])
+local now = now_ms()
+local gen, state, detail = thread_state(sb, enct, now)
+if state == 'lost' then return dataloss(detail) end
+if state ~= 'live' then return nil end
+local gb = sb .. 't:' .. enct .. ':g:' .. gen
+local nb = gb .. ':n:' .. encns
+local idx = nb .. ':idx'
+if id == '' then
+  local top = redis.call('ZREVRANGE', idx, 0, 0)
+  if #top == 0 then
+    if redis.call('SISMEMBER', gb .. ':ns', encns) == 1 then return dataloss('namespace index ' .. idx) end
+    if redis.call('EXISTS', gb .. ':ns') == 0 then return dataloss('namespace set ' .. gb .. ':ns') end
+    return nil
   end
+  id = top[1]
+elseif not redis.call('ZSCORE', idx, id) then
+  if redis.call('EXISTS', nb .. ':cp:' .. id) == 1 then return dataloss('index entry ' .. id .. ' of ' .. idx) end
+  return nil
 end
-if not found then return nil end
-local touched = {base .. ':cp:' .. id, KEYS[1], KEYS[2], KEYS[3], KEYS[4]}
-if ttl > 0 then
-  -- The run index must live as long as the checkpoint it finds.
-  local run = redis.call('HGET', touched[1], 'r')
-  if run then touched[#touched + 1] = run end
-end
-expire_all(ttl, touched)
+local cpkey = nb .. ':cp:' .. id
+local found = load_checkpoint(cpkey, nb .. ':blobs', nb)
+if not found then return dataloss('checkpoint hash ' .. cpkey) end
+if found.err then return found end
+if ttl > 0 then touch(sb, enct, ttl, now) end
 return {id, found[1], found[2], found[3]}

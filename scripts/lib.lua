@@ -1,10 +1,13 @@
--- lib.lua: helpers shared by every script; prepended to each script at load time.
+-- lib.lua: helpers shared by the saver's scripts; prepended to a script at load time
+-- (only the helpers a script calls). Storage format 2: docs/storage-format.md.
 -- KEYS: none (the helpers take key names from their callers)
 -- ARGV: none
 -- Returns: nothing; defines local functions only (Redis forbids globals in scripts).
+-- Work bound: each helper's cost is stated beside it.
 
 -- Calls cmd on key with the items of list as arguments, at most step at a time
--- (Lua's unpack has a small limit), and concatenates table replies.
+-- (Lua's unpack is limited to a few thousand values), and concatenates table replies.
+-- O(#list).
 local function chunked(cmd, key, list, step)
   if #list <= step then return redis.call(cmd, key, unpack(list)) end
   local out = {}
@@ -18,14 +21,7 @@ local function chunked(cmd, key, list, step)
   return out
 end
 
--- Sets a TTL in milliseconds on every key of keys; ttl 0 means keep forever.
-local function expire_all(ttl, keys)
-  if ttl > 0 then
-    for i = 1, #keys do redis.call('PEXPIRE', keys[i], ttl) end
-  end
-end
-
--- Splits s on the byte "\0" (binary safe).
+-- Splits s on the byte "\0" (binary safe). O(#s).
 local function split0(s)
   local out, from = {}, 1
   while true do
@@ -39,17 +35,147 @@ local function split0(s)
   end
 end
 
--- The blob field of a channel version: len(channel) ":" channel version.
+-- The blob field of a channel version: len(channel) ":" channel version. O(1).
 local function blob_field(channel, version)
   return string.len(channel) .. ':' .. channel .. version
 end
 
+-- The error every read returns for data that should exist and does not.
+local function dataloss(what)
+  return redis.error_reply('DATALOSS ' .. what)
+end
+
+-- The server's clock in Unix milliseconds. O(1).
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- The state of a thread from its head hash and its registry entry. O(log threads).
+-- Returns gen (or nil), state, detail: state is
+--   'live'    the thread exists: gen is its generation;
+--   'none'    no such thread;
+--   'expired' its lease ran out: readers see no thread, writers start a new generation
+--             (gen, when the head still exists, is the generation to retire);
+--   'lost'    its head or its registry entry is missing while the other exists: detail
+--             names the missing key.
+local function thread_state(sb, enct, now)
+  local head = sb .. 't:' .. enct
+  local h = redis.call('HMGET', head, 'g', 'exp')
+  local reg = redis.call('ZSCORE', sb .. 'threads', enct)
+  if not h[1] then
+    if not reg then return nil, 'none' end
+    local e = tonumber(reg)
+    if e > 0 and e <= now then return nil, 'expired' end
+    return nil, 'lost', 'thread head ' .. head
+  end
+  local e = tonumber(h[2]) or 0
+  if e > 0 and e <= now then return h[1], 'expired' end
+  if not reg then return h[1], 'lost', 'registry entry of ' .. head .. ' in ' .. sb .. 'threads' end
+  return h[1], 'live'
+end
+
+-- Moves a thread's lease to now + ttl (ttl 0: no expiry) on its head and in the
+-- registry. O(log threads).
+local function touch(sb, enct, ttl, now)
+  local exp = 0
+  if ttl > 0 then exp = now + ttl end
+  redis.call('HSET', sb .. 't:' .. enct, 'exp', exp)
+  redis.call('ZADD', sb .. 'threads', exp, enct)
+end
+
+-- Makes a thread's generation invisible at once: its head and registry entry go,
+-- and the generation is queued for reclaim from time 'due'. O(log threads).
+local function retire(sb, enct, gen, due)
+  if gen then redis.call('ZADD', sb .. 'gc', due, enct .. '\0' .. gen) end
+  redis.call('DEL', sb .. 't:' .. enct)
+  redis.call('ZREM', sb .. 'threads', enct)
+end
+
+-- Deletes one checkpoint of a generation with its entries in every index. O(log n).
+local function drop_checkpoint(sb, enct, encns, gen, id)
+  local gb = sb .. 't:' .. enct .. ':g:' .. gen
+  local nb = gb .. ':n:' .. encns
+  local cp = nb .. ':cp:' .. id
+  local member = id .. '\0' .. enct .. '\0' .. encns .. '\0' .. gen
+  local run = redis.call('HGET', cp, 'r')
+  if run then redis.call('SREM', run, member) end
+  redis.call('ZREM', nb .. ':idx', id)
+  redis.call('ZREM', gb .. ':idx', id .. '\0' .. encns)
+  redis.call('ZREM', sb .. 'all', member)
+  return redis.call('UNLINK', cp)
+end
+
+-- Reclaims up to budget units of work of one queued generation (a unit: one
+-- checkpoint dropped, or one namespace's index and values unlinked; UNLINK frees
+-- large values off the main thread). Returns the units used and whether the
+-- generation is fully reclaimed (its queue entry is then removed). O(budget log n).
+local function reclaim_gen(sb, entry, budget)
+  local parts = split0(entry)
+  local enct, gen = parts[1], parts[2]
+  local gb = sb .. 't:' .. enct .. ':g:' .. gen
+  local used = 0
+  while used < budget do
+    local encns = redis.call('SRANDMEMBER', gb .. ':ns')
+    if encns then
+      local nb = gb .. ':n:' .. encns
+      local want = budget - used
+      local ids = redis.call('ZRANGE', nb .. ':idx', 0, want - 1)
+      for _, id in ipairs(ids) do drop_checkpoint(sb, enct, encns, gen, id) end
+      used = used + #ids
+      if #ids < want then
+        redis.call('UNLINK', nb .. ':idx', nb .. ':blobs')
+        redis.call('SREM', gb .. ':ns', encns)
+        used = used + 1
+      end
+    else
+      -- No namespace left: entries of the thread index whose namespace was lost.
+      local want = math.max(budget - used, 1)
+      local rest = redis.call('ZRANGE', gb .. ':idx', 0, want - 1)
+      for _, m in ipairs(rest) do
+        local p = split0(m)
+        drop_checkpoint(sb, enct, p[2] or '', gen, p[1])
+        redis.call('ZREM', gb .. ':idx', m)
+      end
+      used = used + #rest + 1
+      if #rest < want then
+        redis.call('UNLINK', gb .. ':idx', gb .. ':ns', gb .. ':prune')
+        redis.call('ZREM', sb .. 'gc', entry)
+        return used, true
+      end
+    end
+  end
+  return used, false
+end
+
+-- Reclaims up to budget units from the generations of the shard's queue that are due
+-- by now. Returns the units used and whether due work remains. O(budget log n).
+local function reclaim_due(sb, budget, now)
+  local used = 0
+  while used < budget do
+    local due = redis.call('ZRANGEBYSCORE', sb .. 'gc', '-inf', now, 'LIMIT', 0, 1)
+    if #due == 0 then return used, false end
+    local u = reclaim_gen(sb, due[1], budget - used)
+    used = used + u
+  end
+  return used, #redis.call('ZRANGEBYSCORE', sb .. 'gc', '-inf', now, 'LIMIT', 0, 1) > 0
+end
+
+-- Retires up to n threads of the shard whose lease ran out. O(n log threads).
+local function retire_expired(sb, n, now)
+  for _, enct in ipairs(redis.call('ZRANGEBYSCORE', sb .. 'threads', 1, now, 'LIMIT', 0, n)) do
+    local gen = redis.call('HGET', sb .. 't:' .. enct, 'g')
+    retire(sb, enct, gen, now)
+  end
+end
+
 -- Loads one checkpoint hash with the channel values its versions point to.
--- Returns nil when the checkpoint does not exist, else
--- {flat HGETALL reply, values aligned with its "c:" fields, parent's "w:" fields}.
+-- Returns nil when the hash does not exist, else
+-- {flat HGETALL reply, values aligned with its "c:" fields, parent's "w:" fields},
+-- or an error reply (DATALOSS) when a value it points to is missing.
 -- The parent's writes are read only for legacy checkpoints (v < 4) with a parent,
--- whose pending sends live in the parent's writes.
-local function load_checkpoint(cpkey, blobkey, nsbase)
+-- whose pending sends live in the parent's writes. O(fields of the checkpoint).
+local function load_checkpoint(cpkey, blobkey, nb)
   local flat = redis.call('HGETALL', cpkey)
   if #flat == 0 then return nil end
   local fields, v, p = {}, nil, nil
@@ -65,10 +191,17 @@ local function load_checkpoint(cpkey, blobkey, nsbase)
     end
   end
   local blobs = {}
-  if #fields > 0 then blobs = chunked('HMGET', blobkey, fields, 1000) end
+  if #fields > 0 then
+    blobs = chunked('HMGET', blobkey, fields, 1000)
+    for i = 1, #blobs do
+      if not blobs[i] then
+        return dataloss('value ' .. fields[i] .. ' of ' .. cpkey .. ' in ' .. blobkey)
+      end
+    end
+  end
   local extra = {}
   if v and v < 4 and p then
-    local pf = redis.call('HGETALL', nsbase .. ':cp:' .. p)
+    local pf = redis.call('HGETALL', nb .. ':cp:' .. p)
     for i = 1, #pf, 2 do
       if string.sub(pf[i], 1, 2) == 'w:' then
         extra[#extra + 1] = pf[i]
@@ -79,64 +212,10 @@ local function load_checkpoint(cpkey, blobkey, nsbase)
   return {flat, blobs, extra}
 end
 
--- Removes the values no checkpoint of a namespace points to any more, drops
--- index entries of expired checkpoints, and removes the namespace (and the
--- thread) from the indexes once it holds no checkpoint.
-local function collect_namespace(shardbase, enct, encns)
-  local tbase = shardbase .. 't:' .. enct
-  local nsbase = tbase .. ':n:' .. encns
-  local keep, live, gone = {}, 0, {}
-  for _, id in ipairs(redis.call('ZRANGE', nsbase .. ':idx', 0, -1)) do
-    local flat = redis.call('HGETALL', nsbase .. ':cp:' .. id)
-    if #flat == 0 then
-      gone[#gone + 1] = id
-    else
-      live = live + 1
-      for i = 1, #flat, 2 do
-        if string.sub(flat[i], 1, 2) == 'c:' then
-          keep[blob_field(string.sub(flat[i], 3), flat[i + 1])] = true
-        end
-      end
-    end
-  end
-  for _, id in ipairs(gone) do
-    redis.call('ZREM', nsbase .. ':idx', id)
-    redis.call('ZREM', tbase .. ':idx', id .. '\0' .. encns)
-    redis.call('ZREM', shardbase .. 'all', id .. '\0' .. enct .. '\0' .. encns)
-  end
-  local drop = {}
-  for _, f in ipairs(redis.call('HKEYS', nsbase .. ':blobs')) do
-    if not keep[f] then drop[#drop + 1] = f end
-  end
-  if #drop > 0 then chunked('HDEL', nsbase .. ':blobs', drop, 1000) end
-  if live == 0 then
-    redis.call('DEL', nsbase .. ':idx', nsbase .. ':blobs')
-    redis.call('SREM', tbase .. ':ns', encns)
-    if redis.call('SCARD', tbase .. ':ns') == 0 then
-      redis.call('DEL', tbase .. ':ns', tbase .. ':idx')
-      redis.call('ZREM', shardbase .. 'threads', enct)
-    end
-  end
-end
-
--- Deletes one checkpoint hash and its entries in the indexes and its run index.
-local function drop_checkpoint(shardbase, enct, encns, id)
-  local tbase = shardbase .. 't:' .. enct
-  local nsbase = tbase .. ':n:' .. encns
-  local cp = nsbase .. ':cp:' .. id
-  local member = id .. '\0' .. enct .. '\0' .. encns
-  local run = redis.call('HGET', cp, 'r')
-  if run then redis.call('SREM', run, member) end
-  redis.call('ZREM', nsbase .. ':idx', id)
-  redis.call('ZREM', tbase .. ':idx', id .. '\0' .. encns)
-  redis.call('ZREM', shardbase .. 'all', member)
-  return redis.call('DEL', cp)
-end
-
--- Appends one event (a flat field, value list) to a thread's stream and to
--- its shard's feed, each trimmed to about its maximum length. A maxlen of 0
--- means publishing is off. Events are appended by the script that made the
--- write they announce, so an event exists if and only if its write happened.
+-- Appends one event (a flat field, value list of at most a few hundred items: the
+-- caller bounds it) to a thread's stream and to its shard's feed, each trimmed to
+-- about its maximum length. A maxlen of 0 means publishing is off. Events are
+-- appended by the script that made the write they announce. O(#fields).
 local function publish(stream, feed, maxlen, feedmaxlen, fields)
   if maxlen <= 0 then return end
   redis.call('XADD', stream, 'MAXLEN', '~', maxlen, '*', unpack(fields))
@@ -145,7 +224,7 @@ end
 
 -- Reads an event spec from ARGV at position i: maxlen, feed maxlen, n, then n
 -- field/value pairs. Returns maxlen, feedmaxlen, the pairs and the position
--- after the spec.
+-- after the spec. O(n).
 local function event_spec(i)
   local maxlen, feedmaxlen, n = tonumber(ARGV[i]), tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2])
   local fields = {}

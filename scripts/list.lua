@@ -1,70 +1,108 @@
 -- list.lua: one page of checkpoints from one lex-ordered index, newest id first, filtered inside Redis.
--- KEYS[1] the index to walk (all members score 0, so ordered by bytes):
---         mode "ns":     index zset of a (thread, namespace); members are ids
---         mode "thread": index zset of a thread; members are id \0 namespace
---         mode "shard":  index zset of every checkpoint of a shard; members are id \0 thread \0 namespace
--- ARGV[1] mode: "ns", "thread" or "shard"
--- ARGV[2] base: mode ns: the namespace base; thread: the thread base; shard: the shard base
--- ARGV[3] max: ZREVRANGEBYLEX upper bound ("+", "(x" or "[x")
--- ARGV[4] min: ZREVRANGEBYLEX lower bound ("-", "(x" or "[x")
--- ARGV[5] page size: matches to return at most
--- ARGV[6] scan budget: index entries to examine at most
--- ARGV[7] "1" to return members only, "0" to return whole checkpoints
--- ARGV[8] mode shard only: "" for every namespace, or "=" .. encoded namespace to keep only that one
--- ARGV[9] n, the number of filter pairs that follow
--- ARGV[10 ..] filter pairs: metadata field ("m:" key), canonical JSON value
+-- KEYS[1] mode "ns" or "thread": the thread head hash; mode "shard": the shard's index of every checkpoint
+-- ARGV[1] mode: "ns" (members of the namespace index: ids), "thread" (members of the thread index:
+--         id \0 namespace) or "shard" (members of the shard index: id \0 thread \0 namespace \0 generation)
+-- ARGV[2] shard base "P:{N}:"
+-- ARGV[3] modes ns and thread: encoded thread
+-- ARGV[4] mode ns: encoded namespace
+-- ARGV[5] modes ns and thread: the generation the previous page read, "" on the first page
+-- ARGV[6] max: ZREVRANGEBYLEX upper bound ("+", "(x" or "[x")
+-- ARGV[7] min: ZREVRANGEBYLEX lower bound ("-", "(x" or "[x")
+-- ARGV[8] page size: matches to return at most
+-- ARGV[9] scan budget: index entries to examine at most
+-- ARGV[10] "1" to return members only, "0" to return whole checkpoints
+-- ARGV[11] mode shard only: "" for every namespace, or "=" .. encoded namespace to keep only that one
+-- ARGV[12] TTL in milliseconds to renew the lease of every thread returned with, 0 for none
+-- ARGV[13] n, the number of filter pairs that follow
+-- ARGV[14 ..] filter pairs: metadata field ("m:" key), canonical JSON value
 --            (a missing field counts as "null", so a null filter matches a missing key)
--- Returns: {last member examined, or "" when the index is exhausted; then one item per match:
---           the member (members only) or {member, flat checkpoint hash, channel values, parent's writes}}
-local mode, base = ARGV[1], ARGV[2]
-local page, budget, refs = tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7] == '1'
-local nsonly = ARGV[8]
-local nf = tonumber(ARGV[9])
+-- Returns: {last member examined, or "" when the index is exhausted; the generation read (modes ns and
+--           thread; "" for shard); then one item per match: the member (members only) or
+--           {member, flat checkpoint hash, channel values, parent's writes}}.
+--          A thread that is gone, expired, or whose generation changed since the previous page ends the
+--          walk. Shard entries of generations no longer current (deleted or expired threads awaiting
+--          reclaim) are skipped. "DATALOSS <what>" when an entry's checkpoint hash, a value, a thread head
+--          or an index is missing.
+-- Work bound: at most ARGV[9] index entries, each O(log n + filter pairs), plus the page's checkpoints.
+local mode, sb = ARGV[1], ARGV[2]
+local page, budget, refs = tonumber(ARGV[8]), tonumber(ARGV[9]), ARGV[10] == '1'
+local nsonly, ttl = ARGV[11], tonumber(ARGV[12])
+local nf = tonumber(ARGV[13])
 local ffields, fvalues = {'v'}, {}
 for i = 0, nf - 1 do
-  ffields[#ffields + 1] = ARGV[10 + 2 * i]
-  fvalues[#fvalues + 1] = ARGV[11 + 2 * i]
+  ffields[#ffields + 1] = ARGV[14 + 2 * i]
+  fvalues[#fvalues + 1] = ARGV[15 + 2 * i]
+end
+local now = now_ms()
+
+local index, genread, base = KEYS[1], '', nil
+if mode ~= 'shard' then
+  local gen, state, detail = thread_state(sb, ARGV[3], now)
+  if state == 'lost' then return dataloss(detail) end
+  if state ~= 'live' or (ARGV[5] ~= '' and ARGV[5] ~= gen) then return {'', ''} end
+  genread = gen
+  base = sb .. 't:' .. ARGV[3] .. ':g:' .. gen
+  if mode == 'ns' then
+    base = base .. ':n:' .. ARGV[4]
+    index = base .. ':idx'
+    if redis.call('EXISTS', index) == 0 and redis.call('SISMEMBER', sb .. 't:' .. ARGV[3] .. ':g:' .. gen .. ':ns', ARGV[4]) == 1 then
+      return dataloss('namespace index ' .. index)
+    end
+  else
+    index = base .. ':idx'
+    if redis.call('EXISTS', index) == 0 then return dataloss('thread index ' .. index) end
+  end
 end
 
--- Namespace base of a member and the id it names; nil for a member of a
--- namespace the query does not select.
+-- Threads met in shard mode: encoded thread -> current generation, or false when gone or expired.
+local current = {}
+local function thread_gen(enct)
+  local g = current[enct]
+  if g == nil then
+    local gen, state, detail = thread_state(sb, enct, now)
+    if state == 'lost' then return nil, detail end
+    g = false
+    if state == 'live' then g = gen end
+    current[enct] = g
+  end
+  return g
+end
+
+-- Namespace base of a member and the id it names; nil for a member to skip; an error for a member of a
+-- thread whose head is lost.
 local function locate(member)
   if mode == 'ns' then return base, member end
   local parts = split0(member)
   if mode == 'thread' then return base .. ':n:' .. parts[2], parts[1] end
-  if nsonly ~= '' and '=' .. parts[3] ~= nsonly then return nil, nil end
-  return base .. 't:' .. parts[2] .. ':n:' .. parts[3], parts[1]
+  if nsonly ~= '' and '=' .. parts[3] ~= nsonly then return nil end
+  local g, lost = thread_gen(parts[2])
+  if lost then return nil, nil, lost end
+  if g ~= parts[4] then return nil end
+  return sb .. 't:' .. parts[2] .. ':g:' .. g .. ':n:' .. parts[3], parts[1], nil, parts[2]
 end
 
--- The index is read in chunks: the first holds one page and one more entry
--- (enough when nothing is filtered out, and to tell whether more lie
--- beyond), each next one twice the last, up to the budget. Reading the whole
--- budget at once would cost a page of 10 the transfer of 1,024 members.
-local out = {''}
+-- The index is read in chunks: the first holds one page and one more entry (enough when nothing is
+-- filtered out, and to tell whether more lie beyond), each next one twice the last, up to the budget.
+local out = {'', genread}
 local last = ''
-local stale = {}
 local examined = 0
-local upper = ARGV[3]
+local upper = ARGV[6]
 local chunk = page + 1
 local more = true -- the index may hold entries beyond the last examined
-while more and examined < budget and #out - 1 < page do
+local renew = {}
+while more and examined < budget and #out - 2 < page do
   local want = math.min(chunk, budget - examined)
-  local members = redis.call('ZREVRANGEBYLEX', KEYS[1], upper, ARGV[4], 'LIMIT', 0, want)
+  local members = redis.call('ZREVRANGEBYLEX', index, upper, ARGV[7], 'LIMIT', 0, want)
   more = #members == want
   for i, member in ipairs(members) do
     last = member
     examined = examined + 1
-    local nsbase, id = locate(member)
-    local cpkey, got = nil, {}
-    if nsbase then
-      cpkey = nsbase .. ':cp:' .. id
-      got = redis.call('HMGET', cpkey, unpack(ffields))
-    end
-    if not cpkey then
-      -- a namespace the query does not select: skipped, and not stale
-    elseif not got[1] then
-      stale[#stale + 1] = member
-    else
+    local nb, id, lost, enct = locate(member)
+    if lost then return dataloss(lost) end
+    if nb then
+      local cpkey = nb .. ':cp:' .. id
+      local got = redis.call('HMGET', cpkey, unpack(ffields))
+      if not got[1] then return dataloss('checkpoint hash ' .. cpkey) end
       local ok = true
       for f = 1, nf do
         local v = got[f + 1]
@@ -78,16 +116,18 @@ while more and examined < budget and #out - 1 < page do
         if refs then
           out[#out + 1] = member
         else
-          local cp = load_checkpoint(cpkey, nsbase .. ':blobs', nsbase)
+          local cp = load_checkpoint(cpkey, nb .. ':blobs', nb)
+          if cp.err then return cp end
           out[#out + 1] = {member, cp[1], cp[2], cp[3]}
         end
-        if #out - 1 >= page then
-          -- The page is full. Entries lie beyond if this chunk holds more;
-          -- if it ended a full chunk, one more entry tells.
+        if enct then renew[enct] = true end
+        if #out - 2 >= page then
+          -- The page is full. Entries lie beyond if this chunk holds more; if it ended a full chunk,
+          -- one more entry tells.
           if i < #members then
             more = true
           elseif more then
-            more = #redis.call('ZREVRANGEBYLEX', KEYS[1], '(' .. member, ARGV[4], 'LIMIT', 0, 1) > 0
+            more = #redis.call('ZREVRANGEBYLEX', index, '(' .. member, ARGV[7], 'LIMIT', 0, 1) > 0
           end
           break
         end
@@ -97,17 +137,11 @@ while more and examined < budget and #out - 1 < page do
   upper = '(' .. last
   chunk = chunk * 2
 end
-if #stale > 0 then
-  -- Entries of expired checkpoints go; in a shard index, so do registry
-  -- entries of threads that expired whole.
-  chunked('ZREM', KEYS[1], stale, 1000)
-  if mode == 'shard' then
-    for _, member in ipairs(stale) do
-      local enct = split0(member)[2]
-      if redis.call('EXISTS', base .. 't:' .. enct .. ':ns') == 0 then
-        redis.call('ZREM', base .. 'threads', enct)
-      end
-    end
+if ttl > 0 and #out > 2 then
+  if mode ~= 'shard' then
+    touch(sb, ARGV[3], ttl, now)
+  else
+    for enct in pairs(renew) do touch(sb, enct, ttl, now) end
   end
 end
 -- Every entry examined: nothing lies beyond.

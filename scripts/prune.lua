@@ -1,38 +1,45 @@
 -- prune.lua: keeps the newest checkpoint of each namespace of a thread, with what it needs to be read back whole.
--- KEYS[1] namespaces set of the thread
--- KEYS[2] index zset of the thread
--- KEYS[3] thread registry zset of the shard
--- KEYS[4] index zset of every checkpoint of the shard
--- ARGV[1] shard base: thread bases are base .. "t:" .. thread
--- KEYS[5] event stream of the thread
--- KEYS[6] event feed of the shard
+-- KEYS[1] thread head hash
+-- KEYS[2] thread registry zset of the shard
+-- KEYS[3] reclaim queue zset of the shard (unused; delete_thread.lua's shape)
+-- KEYS[4] event stream of the thread
+-- KEYS[5] event feed of the shard
+-- ARGV[1] shard base "P:{N}:"
 -- ARGV[2] encoded thread
 -- ARGV[3] unused (the event stream's retention after a deletion, for delete_thread.lua's shape)
--- ARGV[4 ..] event spec: stream maxlen (0: no event), feed maxlen, e, then e event field/value pairs
+-- ARGV[4] unused (delete_thread.lua's reclaim budget)
+-- ARGV[5 ..] event spec: stream maxlen (0: no event), feed maxlen, e, then e event field/value pairs
 -- Returns: the number of checkpoints deleted; the event, sent only when some were, gets the field "n".
+--          "DATALOSS <what>" when the thread's head or registry entry is missing.
 -- Kept per namespace: the newest checkpoint L (with its writes) and, for each channel L has a version of
 -- but no value for (a delta channel), every ancestor from L's parent up to the nearest one holding a value
 -- for it, so that delta history still reaches its seed. Values no kept checkpoint points to are removed.
-local base, enct = ARGV[1], ARGV[2]
-local maxlen, feedmaxlen, event = event_spec(4)
-local tbase = base .. 't:' .. enct
+-- Work bound: O(checkpoints and values of the thread) -- NOT yet bounded (see docs/storage-format.md).
+local sb, enct = ARGV[1], ARGV[2]
+local maxlen, feedmaxlen, event = event_spec(5)
+local now = now_ms()
+local gen, state, detail = thread_state(sb, enct, now)
+if state == 'lost' then return dataloss(detail) end
+if state ~= 'live' then return 0 end
+local gb = sb .. 't:' .. enct .. ':g:' .. gen
 local deleted = 0
-for _, encns in ipairs(redis.call('SMEMBERS', KEYS[1])) do
-  local nsbase = tbase .. ':n:' .. encns
-  local blobs = nsbase .. ':blobs'
-  local ids = redis.call('ZREVRANGE', nsbase .. ':idx', 0, -1)
-  local keep, latest = {}, nil
-  for _, id in ipairs(ids) do
-    if redis.call('EXISTS', nsbase .. ':cp:' .. id) == 1 then
-      latest = id
-      break
+for _, encns in ipairs(redis.call('SMEMBERS', gb .. ':ns')) do
+  local nb = gb .. ':n:' .. encns
+  local blobs = nb .. ':blobs'
+  local ids = redis.call('ZREVRANGE', nb .. ':idx', 0, -1)
+  local keep, refs, latest = {}, {}, ids[1]
+  local function mark(flat)
+    for i = 1, #flat, 2 do
+      if string.sub(flat[i], 1, 2) == 'c:' then refs[blob_field(string.sub(flat[i], 3), flat[i + 1])] = true end
     end
   end
   if latest then
     keep[latest] = true
     -- Channels of the latest checkpoint without a value of their own.
     local open, nopen, cur = {}, 0, nil
-    local flat = redis.call('HGETALL', nsbase .. ':cp:' .. latest)
+    local flat = redis.call('HGETALL', nb .. ':cp:' .. latest)
+    if #flat == 0 then return dataloss('checkpoint hash ' .. nb .. ':cp:' .. latest) end
+    mark(flat)
     for i = 1, #flat, 2 do
       local f = flat[i]
       if string.sub(f, 1, 2) == 'c:' then
@@ -47,11 +54,12 @@ for _, encns in ipairs(redis.call('SMEMBERS', KEYS[1])) do
       end
     end
     local guard = #ids
-    while cur and nopen > 0 and guard > 0 do
+    while cur and nopen > 0 and guard > 0 and not keep[cur] do
       guard = guard - 1
-      local pf = redis.call('HGETALL', nsbase .. ':cp:' .. cur)
+      local pf = redis.call('HGETALL', nb .. ':cp:' .. cur)
       if #pf == 0 then break end
       keep[cur] = true
+      mark(pf)
       local nextp = nil
       for i = 1, #pf, 2 do
         local f = pf[i]
@@ -72,13 +80,17 @@ for _, encns in ipairs(redis.call('SMEMBERS', KEYS[1])) do
     end
   end
   for _, id in ipairs(ids) do
-    if not keep[id] then deleted = deleted + drop_checkpoint(base, enct, encns, id) end
+    if not keep[id] then deleted = deleted + drop_checkpoint(sb, enct, encns, gen, id) end
   end
-  collect_namespace(base, enct, encns)
+  local drop = {}
+  for _, f in ipairs(redis.call('HKEYS', blobs)) do
+    if not refs[f] then drop[#drop + 1] = f end
+  end
+  if #drop > 0 then chunked('HDEL', blobs, drop, 1000) end
 end
 if deleted > 0 and maxlen > 0 then
   event[#event + 1] = 'n'
   event[#event + 1] = tostring(deleted)
-  publish(KEYS[5], KEYS[6], maxlen, feedmaxlen, event)
+  publish(KEYS[4], KEYS[5], maxlen, feedmaxlen, event)
 end
 return deleted

@@ -1,69 +1,98 @@
--- put.lua: stores one checkpoint, its new channel values and its index entries, and announces it, atomically.
--- KEYS[1] checkpoint hash
--- KEYS[2] index zset of the (thread, namespace): checkpoint ids
--- KEYS[3] blobs hash of the (thread, namespace)
--- KEYS[4] namespaces set of the thread
--- KEYS[5] index zset of the thread: id \0 namespace
--- KEYS[6] thread registry zset of the shard
--- KEYS[7] index zset of every checkpoint of the shard: id \0 thread \0 namespace
--- KEYS[8] event stream of the thread
--- KEYS[9] event feed of the shard
--- KEYS[10] (optional) run index set of the checkpoint's run
--- ARGV[1] TTL in milliseconds, 0 to keep forever
--- ARGV[2] checkpoint id
+-- put.lua: stores one checkpoint, its new channel values and its index entries, renews the thread's lease,
+-- and announces it, atomically; then reclaims a little due garbage of the shard.
+-- KEYS[1] thread head hash (P:{N}:t:T)
+-- KEYS[2] thread registry zset of the shard
+-- KEYS[3] index zset of every checkpoint of the shard
+-- KEYS[4] reclaim queue zset of the shard
+-- KEYS[5] event stream of the thread
+-- KEYS[6] event feed of the shard
+-- KEYS[7] (optional) run index set of the checkpoint's run
+-- ARGV[1] shard base "P:{N}:"
+-- ARGV[2] encoded thread
 -- ARGV[3] encoded namespace
--- ARGV[4] encoded thread
--- ARGV[5] n, the number of checkpoint hash field/value pairs
--- ARGV[6] m, the number of blob field/value pairs (only the channels with new versions)
--- ARGV[7 ..] event spec: stream maxlen (0: no event), feed maxlen, e, then e event field/value pairs
+-- ARGV[4] checkpoint id
+-- ARGV[5] parent id, or "" for a root checkpoint
+-- ARGV[6] generation to start when the thread has none (a fresh token)
+-- ARGV[7] call token: a re-sent call (same token) finds its checkpoint stored and changes nothing
+-- ARGV[8] TTL in milliseconds, 0 to keep forever
+-- ARGV[9] n, the number of checkpoint hash field/value pairs
+-- ARGV[10] m, the number of blob field/value pairs (only the channels with new versions)
+-- ARGV[11 ..] event spec: stream maxlen (0: no event), feed maxlen, e, then e event field/value pairs
 -- then n checkpoint hash field/value pairs, then m blob field/value pairs
--- Returns: 1 when the checkpoint is new, 0 when it replaced one with the same id
---          (the replaced one's pending writes are kept).
-local ttl = tonumber(ARGV[1])
-local id, encns, enct = ARGV[2], ARGV[3], ARGV[4]
-local n, m = tonumber(ARGV[5]), tonumber(ARGV[6])
-local maxlen, feedmaxlen, event, at = event_spec(7)
-local cp = KEYS[1]
-local member = id .. '\0' .. enct .. '\0' .. encns
+-- Returns: 1 when the checkpoint is new, 0 when it replaced one with the same id (whose pending writes are
+--          kept), 2 for a re-sent call. Errors, raised before anything is written: "DATALOSS ..." when the
+--          thread's head or registry entry is missing; "REPARENT ..." when the id exists with another parent.
+-- Work bound: O(n + m + e) for the write, plus at most 16 units of reclaim and one expired thread retired.
+local sb, enct, encns, id, parent = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+local ttl = tonumber(ARGV[8])
+local n, m = tonumber(ARGV[9]), tonumber(ARGV[10])
+local maxlen, feedmaxlen, event, at = event_spec(11)
+local now = now_ms()
 
+local gen, state, detail = thread_state(sb, enct, now)
+if state == 'lost' then return dataloss(detail) end
+local newgen = state ~= 'live'
+if state == 'expired' then retire(sb, enct, gen, now) end
+if newgen then gen = ARGV[6] end
+
+local gb = sb .. 't:' .. enct .. ':g:' .. gen
+local nb = gb .. ':n:' .. encns
+local cp = nb .. ':cp:' .. id
+local member = id .. '\0' .. enct .. '\0' .. encns .. '\0' .. gen
+
+-- Checks, before the first write.
 local fresh = 1
-if redis.call('EXISTS', cp) == 1 then
-  fresh = 0
-  local old = redis.call('HGET', cp, 'r')
-  if old and old ~= KEYS[10] then
-    redis.call('SREM', old, member)
+if not newgen then
+  local old = redis.call('HMGET', cp, 'v', 'p', 'o', 'r')
+  if old[1] then
+    if old[3] == ARGV[7] then return 2 end
+    if (old[2] or '') ~= parent then
+      return redis.error_reply('REPARENT checkpoint ' .. id .. ' exists with parent "' .. (old[2] or '') ..
+        '", not "' .. parent .. '"')
+    end
+    fresh = 0
+    if old[4] and old[4] ~= KEYS[7] then redis.call('SREM', old[4], member) end
+    local stale = {}
+    for _, f in ipairs(redis.call('HKEYS', cp)) do
+      if string.sub(f, 1, 2) ~= 'w:' then stale[#stale + 1] = f end
+    end
+    if #stale > 0 then chunked('HDEL', cp, stale, 1000) end
   end
-  local stale = {}
-  for _, f in ipairs(redis.call('HKEYS', cp)) do
-    if string.sub(f, 1, 2) ~= 'w:' then stale[#stale + 1] = f end
-  end
-  if #stale > 0 then chunked('HDEL', cp, stale, 1000) end
 end
 
-local fields = {}
+local fields = {'o', ARGV[7]}
 for i = at, at + 2 * n - 1 do fields[#fields + 1] = ARGV[i] end
 chunked('HSET', cp, fields, 1000)
 
-local blobs = {}
-for i = at + 2 * n, at + 2 * n + 2 * m - 1 do blobs[#blobs + 1] = ARGV[i] end
-if #blobs > 0 then chunked('HSET', KEYS[3], blobs, 1000) end
+if m > 0 then
+  local blobs = {}
+  for i = at + 2 * n, at + 2 * n + 2 * m - 1 do blobs[#blobs + 1] = ARGV[i] end
+  chunked('HSET', nb .. ':blobs', blobs, 1000)
+  -- A reclaim of unreferenced values running on this namespace must keep these.
+  if redis.call('EXISTS', gb .. ':prune') == 1 then
+    local names = {}
+    for i = 1, #blobs, 2 do names[#names + 1] = blobs[i] end
+    chunked('SADD', nb .. ':keep', names, 1000)
+  end
+end
 
-redis.call('ZADD', KEYS[2], 0, id)
-redis.call('ZADD', KEYS[5], 0, id .. '\0' .. encns)
-redis.call('ZADD', KEYS[7], 0, member)
--- The registry changes only with a thread's first namespace.
-local newns = redis.call('SADD', KEYS[4], encns)
-if newns == 1 then redis.call('ZADD', KEYS[6], 0, enct) end
-local touched = {KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]}
-if KEYS[10] then
-  redis.call('SADD', KEYS[10], member)
-  touched[#touched + 1] = KEYS[10]
-end
+redis.call('ZADD', nb .. ':idx', 0, id)
+redis.call('ZADD', gb .. ':idx', 0, id .. '\0' .. encns)
+redis.call('ZADD', KEYS[3], 0, member)
+redis.call('SADD', gb .. ':ns', encns)
+if KEYS[7] then redis.call('SADD', KEYS[7], member) end
+if newgen then redis.call('HSET', KEYS[1], 'g', gen) end
+if newgen or ttl > 0 then touch(sb, enct, ttl, now) end
 if maxlen > 0 then
-  publish(KEYS[8], KEYS[9], maxlen, feedmaxlen, event)
-  touched[#touched + 1] = KEYS[8]
-  -- A thread deleted and written again: its stream no longer expires.
-  if newns == 1 and ttl == 0 then redis.call('PERSIST', KEYS[8]) end
+  publish(KEYS[5], KEYS[6], maxlen, feedmaxlen, event)
+  if ttl > 0 then
+    redis.call('PEXPIRE', KEYS[5], ttl)
+  elseif newgen then
+    redis.call('PERSIST', KEYS[5]) -- a thread deleted and written again: its stream stays
+  end
 end
-expire_all(ttl, touched)
+
+-- A little of the shard's due garbage, so expired and deleted threads are reclaimed as writes go on.
+retire_expired(sb, 1, now)
+reclaim_due(sb, 16, now)
 return fresh

@@ -1,26 +1,42 @@
--- put_writes.lua: stores the pending writes of one task against one checkpoint, and announces them, atomically.
--- KEYS[1] checkpoint hash (writes are its "w:" fields)
--- KEYS[2] index zset of the (thread, namespace)   (TTL refresh only)
--- KEYS[3] blobs hash of the (thread, namespace)    (TTL refresh only)
--- KEYS[4] namespaces set of the thread             (TTL refresh only)
--- KEYS[5] index zset of the thread                 (TTL refresh only)
--- KEYS[6] event stream of the thread
--- KEYS[7] event feed of the shard
--- ARGV[1] TTL in milliseconds, 0 to keep forever
--- ARGV[2] the largest write value to copy into the event, in bytes; -1 for none
--- ARGV[3 ..] event spec: stream maxlen (0: no event), feed maxlen, e, then e event field/value pairs
+-- put_writes.lua: stores the pending writes of one task against one checkpoint, renews the thread's lease,
+-- and announces them, atomically.
+-- KEYS[1] thread head hash
+-- KEYS[2] thread registry zset of the shard
+-- KEYS[3] event stream of the thread
+-- KEYS[4] event feed of the shard
+-- ARGV[1] shard base "P:{N}:"
+-- ARGV[2] encoded thread
+-- ARGV[3] encoded namespace
+-- ARGV[4] checkpoint id
+-- ARGV[5] TTL in milliseconds, 0 to keep forever
+-- ARGV[6] the largest write value to copy into the event, in bytes; -1 for none
+-- ARGV[7] the most values to copy into the event
+-- ARGV[8] the most bytes of values to copy into the event, all values together (values past either
+--         bound are left out of the event; its "ch" field still names every channel written)
+-- ARGV[9 ..] event spec: stream maxlen (0: no event), feed maxlen, e, then e event field/value pairs
 -- then quadruples: field, value, mode, channel; mode "o" overwrites (special channels),
 --            "n" inserts only if the field is absent (regular writes: idempotent)
--- Returns: the number of writes stored, or the error "NOTFOUND" when the checkpoint does not exist.
--- The event lists the channels of the writes stored (field "ch": len ":" channel, repeated) and, within
--- the value bound, their stored values ("v:" position); no write stored, no event.
-local cp = KEYS[1]
+-- Returns: the number of writes stored. Errors, raised before anything is written: "NOTFOUND ..." when the
+-- thread or checkpoint does not exist (or expired); "DATALOSS ..." when the thread's head or registry entry,
+-- or an indexed checkpoint's hash, is missing.
+-- The event lists the channels of the writes stored (field "ch": len ":" channel, repeated) and, within the
+-- value bounds, their stored values ("v:" position); no write stored, no event.
+-- Work bound: O(number of writes).
+local sb, enct, encns, id = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local ttl, bound, maxvalues, maxbytes = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
+local now = now_ms()
+local gen, state, detail = thread_state(sb, enct, now)
+if state == 'lost' then return dataloss(detail) end
+if state ~= 'live' then return redis.error_reply('NOTFOUND thread does not exist') end
+local nb = sb .. 't:' .. enct .. ':g:' .. gen .. ':n:' .. encns
+local cp = nb .. ':cp:' .. id
 if redis.call('HEXISTS', cp, 'v') == 0 then
+  if redis.call('ZSCORE', nb .. ':idx', id) then return dataloss('checkpoint hash ' .. cp) end
   return redis.error_reply('NOTFOUND checkpoint does not exist')
 end
-local bound = tonumber(ARGV[2])
-local maxlen, feedmaxlen, event, at = event_spec(3)
-local written, channels = 0, {}
+
+local maxlen, feedmaxlen, event, at = event_spec(9)
+local written, channels, copied = 0, {}, 0
 for i = at, #ARGV, 4 do
   local ok
   if ARGV[i + 2] == 'o' then
@@ -32,24 +48,20 @@ for i = at, #ARGV, 4 do
   if ok == 1 then
     written = written + 1
     channels[#channels + 1] = string.len(ARGV[i + 3]) .. ':' .. ARGV[i + 3]
-    if bound >= 0 and string.len(ARGV[i + 1]) <= bound then
+    local size = string.len(ARGV[i + 1])
+    if bound >= 0 and copied < maxvalues and size <= bound and size <= maxbytes then
+      copied = copied + 1
+      maxbytes = maxbytes - size
       event[#event + 1] = 'v:' .. ((i - at) / 4)
       event[#event + 1] = ARGV[i + 1]
     end
   end
 end
-local touched = {KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]}
+if ttl > 0 then touch(sb, enct, ttl, now) end
 if written > 0 and maxlen > 0 then
   event[#event + 1] = 'ch'
   event[#event + 1] = table.concat(channels)
-  publish(KEYS[6], KEYS[7], maxlen, feedmaxlen, event)
-  touched[#touched + 1] = KEYS[6]
+  publish(KEYS[3], KEYS[4], maxlen, feedmaxlen, event)
+  if ttl > 0 then redis.call('PEXPIRE', KEYS[3], ttl) end
 end
-local ttl = tonumber(ARGV[1])
-if ttl > 0 then
-  -- The run index must live as long as the checkpoint it finds.
-  local run = redis.call('HGET', cp, 'r')
-  if run then touched[#touched + 1] = run end
-end
-expire_all(ttl, touched)
 return written

@@ -28,6 +28,7 @@ var (
 	DumpThread   = mustLoad("dump_thread.lua")
 	Restore      = mustLoad("restore_thread.lua")
 	DeltaHistory = mustLoad("delta_history.lua")
+	Sweep        = mustLoad("sweep.lua")
 )
 
 // All returns every script by file name, lib.lua excepted.

@@ -23,7 +23,7 @@ func BenchmarkPutToSubscriber(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			rdb := redistest.Real(b)
-			s, err := redissaver.New(rdb, redissaver.Options{Prefix: redistest.Prefix(b)})
+			s, err := redissaver.New(context.Background(), rdb, redissaver.Options{AcceptEviction: true, Prefix: redistest.Prefix(b)})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -36,7 +36,8 @@ func newSaver(t *testing.T, rdb redis.UniversalClient, opts redissaver.Options) 
 	if opts.Prefix == "" {
 		opts.Prefix = redistest.Prefix(t)
 	}
-	s, err := redissaver.New(rdb, opts)
+	opts.AcceptEviction = true
+	s, err := redissaver.New(context.Background(), rdb, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +83,7 @@ func events(t *testing.T, rdb redis.UniversalClient, s *redissaver.Saver, thread
 func TestEveryWriteAnnounced(t *testing.T) { forTiers(t, everyWriteAnnounced) }
 
 func everyWriteAnnounced(t *testing.T, rdb redis.UniversalClient) {
-	s := newSaver(t, rdb, redissaver.Options{Events: redissaver.Events{IncludeValues: true}})
+	s := newSaver(t, rdb, redissaver.Options{AcceptEviction: true, Events: redissaver.Events{IncludeValues: true}})
 	ctx := context.Background()
 	th := "thread:1"
 	cp := checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(), TS: "ts-1",
@@ -161,7 +162,7 @@ func everyWriteAnnounced(t *testing.T, rdb redis.UniversalClient) {
 func TestDeleteAndPruneAnnounced(t *testing.T) { forTiers(t, deleteAndPruneAnnounced) }
 
 func deleteAndPruneAnnounced(t *testing.T, rdb redis.UniversalClient) {
-	s := newSaver(t, rdb, redissaver.Options{})
+	s := newSaver(t, rdb, redissaver.Options{AcceptEviction: true})
 	ctx := context.Background()
 	cfg := checkpoint.Config{ThreadID: "p"}
 	for range 3 {
@@ -193,7 +194,7 @@ func deleteAndPruneAnnounced(t *testing.T, rdb redis.UniversalClient) {
 
 func TestPublishingOff(t *testing.T) {
 	mr, rdb := redistest.Mini(t)
-	s := newSaver(t, rdb, redissaver.Options{Events: redissaver.Events{Disabled: true}})
+	s := newSaver(t, rdb, redissaver.Options{AcceptEviction: true, Events: redissaver.Events{Disabled: true}})
 	cfg, err := s.Put(context.Background(), checkpoint.Config{ThreadID: "quiet"}, checkpoint.Checkpoint{ID: "a"}, nil, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -46,7 +46,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitUsage
 	}
 	defer rdb.Close()
-	s, err := redissaver.New(rdb, redissaver.Options{Prefix: *tgt.prefix, Shards: *tgt.shards, TTL: *ttl})
+	s, err := redissaver.New(context.Background(), rdb, redissaver.Options{AcceptEviction: true, Prefix: *tgt.prefix, Shards: *tgt.shards, TTL: *ttl})
 	if err != nil {
 		fmt.Fprintf(stderr, "redcheck check: %v\n", err)
 		return exitUsage

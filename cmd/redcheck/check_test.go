@@ -28,7 +28,7 @@ func runArgs(t *testing.T, args ...string) (code int, stdout, stderr string) {
 // saver and the id of thread "a"'s newest checkpoint.
 func fill(t *testing.T, rdb redis.UniversalClient, prefix string) (*redissaver.Saver, string) {
 	t.Helper()
-	s, err := redissaver.New(rdb, redissaver.Options{Prefix: prefix, Shards: 4})
+	s, err := redissaver.New(context.Background(), rdb, redissaver.Options{AcceptEviction: true, Prefix: prefix, Shards: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestCheckCommand(t *testing.T) {
 			}
 
 			// A lost value: exit 1, the violation printed precisely.
-			blob := s.Layout().Blobs("a", "")
+			blob := s.Layout().Blobs("a", genOf(t, rdb, s.Layout(), "a"), "")
 			if err := rdb.HDel(context.Background(), blob, keys.BlobField("c", "2")).Err(); err != nil {
 				t.Fatal(err)
 			}
@@ -102,7 +102,7 @@ func TestCheckCommandNotes(t *testing.T) {
 		t.Fatal(err)
 	}
 	parent := tup.ParentConfig.CheckpointID
-	for _, k := range []string{s.Layout().Checkpoint("a", "", parent)} {
+	for _, k := range []string{s.Layout().Checkpoint("a", genOf(t, rdb, s.Layout(), "a"), "", parent)} {
 		mr.Del(k)
 	}
 	url := "redis://" + mr.Addr()
@@ -164,10 +164,20 @@ func TestClusterCheckCommand(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "checked 2 threads, 4 checkpoints") {
 		t.Fatalf("cluster: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	}
-	if err := rdb.Del(context.Background(), s.Layout().Blobs("b", "")).Err(); err != nil {
+	if err := rdb.Del(context.Background(), s.Layout().Blobs("b", genOf(t, rdb, s.Layout(), "b"), "")).Err(); err != nil {
 		t.Fatal(err)
 	}
 	if code, out, _ = runArgs(t, "check", "--cluster", "--url", url, "--prefix", prefix, "--shards", "4"); code != 1 {
 		t.Fatalf("cluster, blobs deleted: exit %d, want 1\n%s", code, out)
 	}
+}
+
+// genOf returns the current generation of a thread.
+func genOf(t *testing.T, rdb redis.UniversalClient, l keys.Layout, thread string) string {
+	t.Helper()
+	g, err := rdb.HGet(context.Background(), l.Head(thread), "g").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
 }

@@ -143,7 +143,7 @@ func waitFor(t *testing.T, out *syncBuffer, want string) {
 func TestTailCommand(t *testing.T) {
 	_, rdb := redistest.Mini(t)
 	prefix := redistest.Prefix(t)
-	s, err := redissaver.New(rdb, redissaver.Options{Prefix: prefix, Shards: 4})
+	s, err := redissaver.New(context.Background(), rdb, redissaver.Options{AcceptEviction: true, Prefix: prefix, Shards: 4})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,7 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	_, rdb := redistest.Mini(t)
 	prefix := redistest.Prefix(t)
-	saver, err := redissaver.New(rdb, redissaver.Options{Prefix: prefix, Shards: 4})
+	saver, err := redissaver.New(context.Background(), rdb, redissaver.Options{AcceptEviction: true, Prefix: prefix, Shards: 4})
 	if err != nil {
 		t.Fatal(err)
 	}

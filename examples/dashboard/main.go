@@ -66,7 +66,7 @@ func run() error {
 		return err
 	}
 	defer closeConn()
-	saver, err := redissaver.New(rdb, redissaver.Options{Prefix: *prefix, Shards: *shards})
+	saver, err := redissaver.New(context.Background(), rdb, redissaver.Options{AcceptEviction: demo.Embedded(), Prefix: *prefix, Shards: *shards})
 	if err != nil {
 		return err
 	}

@@ -38,7 +38,7 @@ func main() { demo.Main("memory", run) }
 func run(ctx context.Context, rdb *redis.Client) (err error) {
 
 	run := checkpoint.NewID()
-	saver, err := redissaver.New(rdb, redissaver.Options{Prefix: "memory-demo:" + run})
+	saver, err := redissaver.New(context.Background(), rdb, redissaver.Options{AcceptEviction: demo.Embedded(), Prefix: "memory-demo:" + run})
 	if err != nil {
 		return err
 	}

@@ -32,7 +32,7 @@ func run(ctx context.Context, rdb *redis.Client) (err error) {
 
 	// A prefix of our own: nothing of this run can meet other data on a
 	// shared Redis, nor the data of another run.
-	saver, err := redissaver.New(rdb, redissaver.Options{Prefix: "quickstart:" + checkpoint.NewID()})
+	saver, err := redissaver.New(context.Background(), rdb, redissaver.Options{AcceptEviction: demo.Embedded(), Prefix: "quickstart:" + checkpoint.NewID()})
 	if err != nil {
 		return err
 	}
@@ -217,7 +217,12 @@ func (g *graph) resume() error {
 // keys for the layout). "config", written once, has one value, yet every
 // checkpoint reads it back.
 func (g *graph) showStoredValues(rdb *redis.Client) error {
-	fields, err := rdb.HKeys(g.ctx, g.saver.Layout().Blobs(threadID, "")).Result()
+	// The thread's head names its current generation, part of every data key.
+	gen, err := rdb.HGet(g.ctx, g.saver.Layout().Head(threadID), "g").Result()
+	if err != nil {
+		return fmt.Errorf("read the thread's head: %w", err)
+	}
+	fields, err := rdb.HKeys(g.ctx, g.saver.Layout().Blobs(threadID, gen, "")).Result()
 	if err != nil {
 		return fmt.Errorf("read the stored values: %w", err)
 	}

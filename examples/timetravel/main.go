@@ -33,7 +33,7 @@ const (
 func main() { demo.Main("timetravel", run) }
 
 func run(ctx context.Context, rdb *redis.Client) (err error) {
-	s, err := redissaver.New(rdb, redissaver.Options{Prefix: "timetravel:" + checkpoint.NewID()})
+	s, err := redissaver.New(context.Background(), rdb, redissaver.Options{AcceptEviction: demo.Embedded(), Prefix: "timetravel:" + checkpoint.NewID()})
 	if err != nil {
 		return err
 	}

@@ -51,6 +51,11 @@ func Connect() (rdb *redis.Client, where string, cleanup func(), err error) {
 	return rdb, "using an embedded miniredis (set REDIS_URL=redis://host:port/db to use a real Redis)", cleanup, nil
 }
 
+// Embedded reports whether Connect uses an embedded miniredis (REDIS_URL
+// unset). miniredis never evicts and reports no eviction policy, so the
+// examples set redissaver.Options.AcceptEviction on it only.
+func Embedded() bool { return os.Getenv("REDIS_URL") == "" }
+
 // Short shortens a checkpoint ID for printing: its last six characters,
 // which tell apart IDs made by checkpoint.NewID in one run (a ULID's first
 // characters are its timestamp and repeat). "" gives "-".

@@ -1,0 +1,110 @@
+// Package meta reads and writes a prefix's meta key, the one record of the
+// storage format version and the shard count that every package of
+// redcheck (saver, stream, CLI) checks before it touches a prefix.
+package meta
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/keys"
+	"github.com/redis/go-redis/v9"
+)
+
+// Meta hash fields.
+const (
+	FieldFormat = "format"
+	FieldShards = "shards"
+)
+
+// Ensure checks the meta key of layout's prefix against the layout: the
+// storage format must be keys.FormatVersion and the shard count the
+// layout's. With create, a missing meta key is written first (a new prefix);
+// without, a missing key is accepted (nothing was written yet). A mismatch
+// is an error wrapping checkpoint.ErrInvalidConfig that names both values.
+func Ensure(ctx context.Context, rdb redis.UniversalClient, l keys.Layout, create bool) error {
+	key := l.Meta()
+	var got map[string]string
+	if create {
+		var all *redis.MapStringStringCmd
+		cmds, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.HSetNX(ctx, key, FieldFormat, keys.FormatVersion)
+			p.HSetNX(ctx, key, FieldShards, l.Shards())
+			all = p.HGetAll(ctx, key)
+			return nil
+		})
+		for _, c := range cmds { // the cause of an EXECABORT (NOPERM, say)
+			if cerr := c.Err(); cerr != nil && !redis.HasErrorPrefix(cerr, "EXECABORT") {
+				err = cerr
+				break
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("redcheck: meta key %s: %w", key, err)
+		}
+		got = all.Val()
+	} else {
+		var err error
+		if got, err = rdb.HGetAll(ctx, key).Result(); err != nil {
+			return fmt.Errorf("redcheck: meta key %s: %w", key, err)
+		}
+		if len(got) == 0 {
+			return nil
+		}
+	}
+	return compare(key, got, l)
+}
+
+func compare(key string, got map[string]string, l keys.Layout) error {
+	if f := got[FieldFormat]; f != strconv.Itoa(keys.FormatVersion) {
+		return fmt.Errorf("%w: prefix %q holds storage format %q (meta key %s); this version reads format %d",
+			checkpoint.ErrInvalidConfig, l.Prefix(), f, key, keys.FormatVersion)
+	}
+	if s := got[FieldShards]; s != strconv.Itoa(l.Shards()) {
+		return fmt.Errorf("%w: prefix %q was written with %s shards (meta key %s), not %d: set Shards to %s",
+			checkpoint.ErrInvalidConfig, l.Prefix(), s, key, l.Shards(), s)
+	}
+	return nil
+}
+
+// ErrEvictionUnknown is wrapped by EvictionPolicy when neither INFO nor
+// CONFIG GET tells the server's eviction policy.
+var ErrEvictionUnknown = errors.New("redcheck: the server's eviction policy cannot be read")
+
+// EvictionPolicy returns the server's maxmemory policy and whether it can
+// evict keys that have no TTL (an "allkeys-*" policy with a memory limit
+// set). It reads INFO memory, which works where CONFIG is disabled (several
+// managed services), and falls back to CONFIG GET.
+func EvictionPolicy(ctx context.Context, rdb redis.UniversalClient) (policy string, evicts bool, err error) {
+	var maxmemory string
+	if info, ierr := rdb.Info(ctx, "memory").Result(); ierr == nil {
+		for _, line := range strings.Split(info, "\n") {
+			k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+			if !ok {
+				continue
+			}
+			switch k {
+			case "maxmemory_policy":
+				policy = v
+			case "maxmemory":
+				maxmemory = v
+			}
+		}
+	}
+	if policy == "" {
+		cfg, cerr := rdb.ConfigGet(ctx, "maxmemory*").Result()
+		if cerr != nil {
+			return "", false, fmt.Errorf("%w: INFO memory has no maxmemory_policy and CONFIG GET failed: %v", ErrEvictionUnknown, cerr)
+		}
+		policy, maxmemory = cfg["maxmemory-policy"], cfg["maxmemory"]
+		if policy == "" {
+			return "", false, fmt.Errorf("%w: neither INFO memory nor CONFIG GET names it", ErrEvictionUnknown)
+		}
+	}
+	limited := maxmemory != "" && maxmemory != "0"
+	return policy, limited && strings.HasPrefix(policy, "allkeys-"), nil
+}
