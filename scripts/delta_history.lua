@@ -31,8 +31,11 @@ if state ~= 'live' then
   return nil
 end
 if ARGV[6] ~= '' and ARGV[6] ~= gen then return redis.error_reply('CHANGED thread was replaced') end
-local nb = sb .. 't:' .. enct .. ':g:' .. gen .. ':n:' .. encns
+local gb = sb .. 't:' .. enct .. ':g:' .. gen
+local nb = gb .. ':n:' .. encns
 local idx, blobs = nb .. ':idx', nb .. ':blobs'
+local lost = check_gen(gb, encns)
+if lost then return lost end
 
 local id = ARGV[4]
 local cur

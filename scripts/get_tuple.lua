@@ -20,13 +20,11 @@ if state ~= 'live' then return nil end
 local gb = sb .. 't:' .. enct .. ':g:' .. gen
 local nb = gb .. ':n:' .. encns
 local idx = nb .. ':idx'
+local lost = check_gen(gb, encns)
+if lost then return lost end
 if id == '' then
   local top = redis.call('ZREVRANGE', idx, 0, 0)
-  if #top == 0 then
-    if redis.call('SISMEMBER', gb .. ':ns', encns) == 1 then return dataloss('namespace index ' .. idx) end
-    if redis.call('EXISTS', gb .. ':ns') == 0 then return dataloss('namespace set ' .. gb .. ':ns') end
-    return nil
-  end
+  if #top == 0 then return nil end
   id = top[1]
 elseif not redis.call('ZSCORE', idx, id) then
   if redis.call('EXISTS', nb .. ':cp:' .. id) == 1 then return dataloss('index entry ' .. id .. ' of ' .. idx) end

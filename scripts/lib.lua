@@ -75,6 +75,18 @@ local function thread_state(sb, enct, now)
   return h[1], 'live'
 end
 
+-- Checks what every live generation has: its namespace set, and the index of a
+-- namespace the set names (encns may be nil: the set only). Returns an error reply
+-- (DATALOSS) or nil. O(1).
+local function check_gen(gb, encns)
+  if redis.call('EXISTS', gb .. ':ns') == 0 then return dataloss('namespace set ' .. gb .. ':ns') end
+  if encns and redis.call('EXISTS', gb .. ':n:' .. encns .. ':idx') == 0 and
+      redis.call('SISMEMBER', gb .. ':ns', encns) == 1 then
+    return dataloss('namespace index ' .. gb .. ':n:' .. encns .. ':idx')
+  end
+  return nil
+end
+
 -- Moves a thread's lease to now + ttl (ttl 0: no expiry) on its head and in the
 -- registry. O(log threads).
 local function touch(sb, enct, ttl, now)

@@ -42,12 +42,11 @@ if mode ~= 'shard' then
   if state ~= 'live' or (ARGV[5] ~= '' and ARGV[5] ~= gen) then return {'', ''} end
   genread = gen
   base = sb .. 't:' .. ARGV[3] .. ':g:' .. gen
+  local lost = check_gen(base, mode == 'ns' and ARGV[4] or nil)
+  if lost then return lost end
   if mode == 'ns' then
     base = base .. ':n:' .. ARGV[4]
     index = base .. ':idx'
-    if redis.call('EXISTS', index) == 0 and redis.call('SISMEMBER', sb .. 't:' .. ARGV[3] .. ':g:' .. gen .. ':ns', ARGV[4]) == 1 then
-      return dataloss('namespace index ' .. index)
-    end
   else
     index = base .. ':idx'
     if redis.call('EXISTS', index) == 0 then return dataloss('thread index ' .. index) end

@@ -46,13 +46,16 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitUsage
 	}
 	defer rdb.Close()
-	s, err := redissaver.New(context.Background(), rdb, redissaver.Options{AcceptEviction: true, Prefix: *tgt.prefix, Shards: *tgt.shards, TTL: *ttl})
-	if err != nil {
-		fmt.Fprintf(stderr, "redcheck check: %v\n", err)
-		return exitUsage
-	}
 	if err := rdb.Ping(ctx).Err(); err != nil {
 		fmt.Fprintf(stderr, "redcheck check: cannot reach Redis at %s: %v\n", redactURL(*tgt.url), err)
+		return exitUsage
+	}
+	// The checker reports what eviction did (lost keys are violations), so
+	// it accepts any eviction policy; New still refuses a prefix written
+	// with another storage format or shard count.
+	s, err := redissaver.New(ctx, rdb, redissaver.Options{AcceptEviction: true, Prefix: *tgt.prefix, Shards: *tgt.shards, TTL: *ttl})
+	if err != nil {
+		fmt.Fprintf(stderr, "redcheck check: %v\n", err)
 		return exitUsage
 	}
 	started := time.Now()

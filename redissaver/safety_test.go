@@ -1,0 +1,315 @@
+package redissaver_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/internal/redistest"
+	"github.com/graphstate/redcheck/redissaver"
+	"github.com/redis/go-redis/v9"
+)
+
+// safetyThread writes a thread of two namespaces, three checkpoints each,
+// with writes, and returns its last config in the root namespace.
+func safetyThread(t *testing.T, s *redissaver.Saver, th string) checkpoint.Config {
+	t.Helper()
+	ctx := context.Background()
+	var last checkpoint.Config
+	for _, ns := range []string{"", "sub"} {
+		cfg := checkpoint.Config{ThreadID: th, CheckpointNS: ns}
+		for i := range 3 {
+			v := fmt.Sprint(i + 1)
+			cp := checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(), ChannelValues: map[string]any{"msgs": i, "cfg": "c"},
+				ChannelVersions: map[string]string{"msgs": v, "cfg": "1"}}
+			nv := map[string]string{"msgs": v}
+			if i == 0 {
+				nv["cfg"] = "1"
+			}
+			var err error
+			if cfg, err = s.Put(ctx, cfg, cp, checkpoint.Metadata{"step": i}, nv); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.PutWrites(ctx, cfg, []checkpoint.Write{{Channel: "w", Value: i}}, "task", ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if ns == "" {
+			last = cfg
+		}
+	}
+	return last
+}
+
+// TestEveryKeyLost deletes each key of a thread in turn, as an eviction
+// would, and reads the thread every way: each read either answers exactly
+// what it answered before, or fails with checkpoint.ErrDataLoss. None
+// answers partial, older or empty state with a nil error.
+// Real Redis only: miniredis has no DUMP and RESTORE.
+func TestEveryKeyLost(t *testing.T) {
+	for _, b := range backends[1:] {
+		t.Run(b.name, func(t *testing.T) {
+			rdb := b.client(t)
+			s := newSaver(t, rdb, redissaver.Options{Shards: 4})
+			ctx := context.Background()
+			last := safetyThread(t, s, "victim")
+			snap := readAll(t, s, last)
+			if snap.err != nil {
+				t.Fatalf("reads of the sound thread: %v", snap.err)
+			}
+			ks, err := rdb.Keys(ctx, s.Layout().ThreadBase("victim")+"*").Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			ks = append(ks, s.Layout().Threads(s.Layout().Shard("victim")))
+			n := 0
+			for _, k := range ks {
+				if strings.HasSuffix(k, ":events") {
+					continue
+				}
+				t.Run(strings.TrimPrefix(k, s.Layout().Prefix()), func(t *testing.T) {
+					dump, err := rdb.Dump(ctx, k).Result()
+					if err != nil {
+						t.Fatal(err)
+					}
+					must(t, rdb.Del(ctx, k).Err())
+					defer func() { must(t, rdb.Restore(ctx, k, 0, dump).Err()) }()
+					got := readAll(t, s, last)
+					for what, err := range got.errs {
+						if err != nil && !errors.Is(err, checkpoint.ErrDataLoss) {
+							t.Errorf("%s: %v, want nil or ErrDataLoss", what, err)
+						}
+						if err == nil && got.out[what] != snap.out[what] {
+							t.Errorf("%s changed with a nil error:\n got %s\nwant %s", what, got.out[what], snap.out[what])
+						}
+					}
+					if got.err == nil {
+						t.Errorf("no read noticed the loss of %s", k)
+					}
+					n++
+				})
+			}
+			if n < 10 {
+				t.Errorf("only %d keys tried", n)
+			}
+		})
+	}
+}
+
+// reads holds what readAll saw: per read, its answer printed and its error.
+type reads struct {
+	out  map[string]string
+	errs map[string]error
+	err  error // the first error
+}
+
+func readAll(t *testing.T, s *redissaver.Saver, last checkpoint.Config) reads {
+	t.Helper()
+	ctx := context.Background()
+	r := reads{out: map[string]string{}, errs: map[string]error{}}
+	note := func(what string, v any, err error) {
+		j, jerr := json.Marshal(v)
+		if jerr != nil {
+			t.Fatal(jerr)
+		}
+		r.out[what] = string(j)
+		r.errs[what] = err
+		if err != nil && r.err == nil {
+			r.err = err
+		}
+	}
+	th := last.ThreadID
+	for _, ns := range []string{"", "sub"} {
+		tup, err := s.GetTuple(ctx, checkpoint.Config{ThreadID: th, CheckpointNS: ns})
+		note("latest "+ns, tup, err)
+		if ns == last.CheckpointNS {
+			tup, err = s.GetTuple(ctx, last)
+			note("by id", tup, err)
+		}
+		h, err := s.DeltaChannelHistory(ctx, checkpoint.Config{ThreadID: th, CheckpointNS: ns}, []string{"w"})
+		note("delta "+ns, h, err)
+	}
+	var ids []string
+	var lerr error
+	for tup, err := range s.List(ctx, checkpoint.ListQuery{ThreadID: th}) {
+		if err != nil {
+			lerr = err
+			break
+		}
+		ids = append(ids, tup.Config.CheckpointID)
+	}
+	note("list thread", ids, lerr)
+	ids, lerr = nil, nil
+	for tup, err := range s.List(ctx, checkpoint.ListQuery{}) {
+		if err != nil {
+			lerr = err
+			break
+		}
+		ids = append(ids, tup.Config.CheckpointID)
+	}
+	note("list all", ids, lerr)
+	return r
+}
+
+// TestPutRefusesNonsense: each refused Put writes nothing.
+func TestPutRefusesNonsense(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			rdb := b.client(t)
+			s := newSaver(t, rdb, redissaver.Options{})
+			ctx := context.Background()
+			root := checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(), ChannelValues: map[string]any{"a": 1}, ChannelVersions: map[string]string{"a": "1"}}
+			c1, err := s.Put(ctx, checkpoint.Config{ThreadID: "t"}, root, nil, root.ChannelVersions)
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := fmt.Sprint(footprint(t, rdb, s.Layout().Prefix()))
+			other := checkpoint.NewID()
+			for name, call := range map[string]func() error{
+				"self parent": func() error {
+					id := checkpoint.NewID()
+					_, err := s.Put(ctx, checkpoint.Config{ThreadID: "t", CheckpointID: id}, checkpoint.Checkpoint{ID: id}, nil, nil)
+					return err
+				},
+				"re-put with another parent": func() error {
+					_, err := s.Put(ctx, checkpoint.Config{ThreadID: "t", CheckpointID: other}, root, nil, nil)
+					return err
+				},
+				"newVersions disagree": func() error {
+					cp := checkpoint.Checkpoint{ID: checkpoint.NewID(), ChannelValues: map[string]any{"a": 2}, ChannelVersions: map[string]string{"a": "2"}}
+					_, err := s.Put(ctx, c1, cp, nil, map[string]string{"a": "3"})
+					return err
+				},
+				"newVersions name a channel without a version": func() error {
+					cp := checkpoint.Checkpoint{ID: checkpoint.NewID(), ChannelValues: map[string]any{"a": 2}}
+					_, err := s.Put(ctx, c1, cp, nil, map[string]string{"a": "2"})
+					return err
+				},
+				"string step": func() error {
+					_, err := s.Put(ctx, c1, checkpoint.Checkpoint{ID: checkpoint.NewID()}, checkpoint.Metadata{"step": "3"}, nil)
+					return err
+				},
+				"fractional step": func() error {
+					_, err := s.Put(ctx, c1, checkpoint.Checkpoint{ID: checkpoint.NewID()}, checkpoint.Metadata{"step": 2.5}, nil)
+					return err
+				},
+				"boolean step": func() error {
+					_, err := s.Put(ctx, c1, checkpoint.Checkpoint{ID: checkpoint.NewID()}, checkpoint.Metadata{"step": true}, nil)
+					return err
+				},
+			} {
+				if err := call(); !errors.Is(err, checkpoint.ErrInvalidCheckpoint) {
+					t.Errorf("%s: %v, want ErrInvalidCheckpoint", name, err)
+				}
+			}
+			if after := fmt.Sprint(footprint(t, rdb, s.Layout().Prefix())); after != before {
+				t.Errorf("refused puts changed the footprint: %s -> %s", before, after)
+			}
+			// A float step that is an integer is fine.
+			if _, err := s.Put(ctx, c1, checkpoint.Checkpoint{ID: checkpoint.NewID()}, checkpoint.Metadata{"step": 2.0}, nil); err != nil {
+				t.Errorf("step 2.0: %v", err)
+			}
+		})
+	}
+}
+
+// TestHugeEventsStoreWhole: with IncludeValues, a Put of 5,000 changed
+// channels and a PutWrites of 10,000 writes store everything and publish
+// one bounded event each.
+func TestHugeEventsStoreWhole(t *testing.T) {
+	rdb := redistest.Real(t)
+	s := newSaver(t, rdb, redissaver.Options{Events: redissaver.Events{IncludeValues: true}})
+	ctx := context.Background()
+	cp := checkpoint.Checkpoint{ID: checkpoint.NewID(), ChannelValues: map[string]any{}, ChannelVersions: map[string]string{}}
+	for i := range 5000 {
+		ch := fmt.Sprint("ch", i)
+		cp.ChannelValues[ch], cp.ChannelVersions[ch] = i, "1"
+	}
+	cfg, err := s.Put(ctx, checkpoint.Config{ThreadID: "big"}, cp, nil, cp.ChannelVersions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writes := make([]checkpoint.Write, 10000)
+	for i := range writes {
+		writes[i] = checkpoint.Write{Channel: fmt.Sprint("w", i), Value: i}
+	}
+	if err := s.PutWrites(ctx, cfg, writes, "task", ""); err != nil {
+		t.Fatal(err)
+	}
+	tup, err := s.GetTuple(ctx, cfg)
+	if err != nil || len(tup.Checkpoint.ChannelValues) != 5000 || len(tup.PendingWrites) != 10000 {
+		t.Fatalf("read back: %d values, %d writes, %v", len(tup.Checkpoint.ChannelValues), len(tup.PendingWrites), err)
+	}
+	evs, err := rdb.XRange(ctx, s.Layout().Events("big"), "-", "+").Result()
+	if err != nil || len(evs) != 2 {
+		t.Fatalf("events: %d, %v", len(evs), err)
+	}
+	for _, ev := range evs {
+		if n := len(ev.Values); n > 2*300 {
+			t.Errorf("event %s carries %d fields", ev.Values["t"], n)
+		}
+	}
+}
+
+// TestMetaMismatch: a prefix remembers its format and shard count; a saver
+// with another shard count, or a prefix of another format, is refused.
+func TestMetaMismatch(t *testing.T) {
+	_, rdb := redistest.Mini(t)
+	ctx := context.Background()
+	prefix := redistest.Prefix(t)
+	if _, err := redissaver.New(ctx, rdb, redissaver.Options{AcceptEviction: true, Prefix: prefix, Shards: 4}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := redissaver.New(ctx, rdb, redissaver.Options{AcceptEviction: true, Prefix: prefix, Shards: 16})
+	if !errors.Is(err, checkpoint.ErrInvalidConfig) || !strings.Contains(err.Error(), "4 shards") {
+		t.Errorf("shard mismatch: %v", err)
+	}
+	must(t, rdb.HSet(ctx, prefix+":meta", "format", "1").Err())
+	_, err = redissaver.New(ctx, rdb, redissaver.Options{AcceptEviction: true, Prefix: prefix, Shards: 4})
+	if !errors.Is(err, checkpoint.ErrInvalidConfig) || !strings.Contains(err.Error(), "format") {
+		t.Errorf("format mismatch: %v", err)
+	}
+}
+
+// TestEvictionPolicy: New refuses a server that may evict keys without a
+// TTL unless AcceptEviction is set; volatile-* policies and no memory limit
+// are fine.
+func TestEvictionPolicy(t *testing.T) {
+	addr := redistest.StartServer(t, "--maxmemory", "100mb", "--maxmemory-policy", "allkeys-lru")
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	t.Cleanup(func() { _ = rdb.Close() })
+	ctx := context.Background()
+	_, err := redissaver.New(ctx, rdb, redissaver.Options{Prefix: "p"})
+	if !errors.Is(err, checkpoint.ErrInvalidConfig) || !strings.Contains(err.Error(), "allkeys-lru") {
+		t.Errorf("allkeys-lru: %v", err)
+	}
+	if _, err := redissaver.New(ctx, rdb, redissaver.Options{Prefix: "p", AcceptEviction: true}); err != nil {
+		t.Errorf("allkeys-lru with AcceptEviction: %v", err)
+	}
+	must(t, rdb.ConfigSet(ctx, "maxmemory-policy", "volatile-lru").Err())
+	if _, err := redissaver.New(ctx, rdb, redissaver.Options{Prefix: "p"}); err != nil {
+		t.Errorf("volatile-lru: %v", err)
+	}
+	must(t, rdb.ConfigSet(ctx, "maxmemory-policy", "allkeys-lfu").Err())
+	must(t, rdb.ConfigSet(ctx, "maxmemory", "0").Err())
+	if _, err := redissaver.New(ctx, rdb, redissaver.Options{Prefix: "p"}); err != nil {
+		t.Errorf("allkeys-lfu without a memory limit: %v", err)
+	}
+	_, mini := redistest.Mini(t)
+	if _, err := redissaver.New(ctx, mini, redissaver.Options{Prefix: "p"}); !errors.Is(err, checkpoint.ErrInvalidConfig) {
+		t.Errorf("a server whose policy cannot be read: %v", err)
+	}
+}
+
+
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
