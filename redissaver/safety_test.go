@@ -305,8 +305,6 @@ func TestEvictionPolicy(t *testing.T) {
 	}
 }
 
-
-
 func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
