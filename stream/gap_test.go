@@ -238,26 +238,14 @@ func consumeAfterLoss(t *testing.T, rdb redis.UniversalClient, lose func()) {
 		sub := newSubscriber(t, rdb, s)
 		ctx, cancel := context.WithCancel(context.Background())
 		var h handled
-		var mu sync.Mutex
-		var gaps []*stream.GapError
-		var errs int
+		var reports consumeReports
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
 			sub.Consume(ctx, "workers", "c1", func(_ context.Context, ev stream.Event) error {
 				h.add(ev.CheckpointID)
 				return nil
-			}, stream.ConsumeOptions{ThreadID: thread, Start: stream.FromBeginning, MinIdle: 100 * time.Millisecond,
-				OnError: func(_ stream.Event, err error) {
-					mu.Lock()
-					defer mu.Unlock()
-					var g *stream.GapError
-					if errors.As(err, &g) {
-						gaps = append(gaps, g)
-					} else {
-						errs++
-					}
-				}})
+			}, stream.ConsumeOptions{ThreadID: thread, Start: stream.FromBeginning, MinIdle: 100 * time.Millisecond, OnError: reports.onError})
 		}()
 		putN(t, s, "lost", 2)
 		waitFor(t, "the events before the loss", func() bool { return h.count() == 2 })
@@ -274,14 +262,39 @@ func consumeAfterLoss(t *testing.T, rdb redis.UniversalClient, lose func()) {
 				t.Errorf("thread %q: %s handled %d times", thread, id, h.ids[id])
 			}
 		}
-		mu.Lock()
-		if len(gaps) != 1 || gaps[0].Reason != stream.GapGroupLost {
-			t.Errorf("thread %q: gaps %v, want one group_lost", thread, gaps)
-		}
-		if errs > 10 {
-			t.Errorf("thread %q: %d errors reported while recovering", thread, errs)
-		}
-		mu.Unlock()
+		reports.wantOneGroupLost(t, s.Layout().Events("lost"), thread != "")
+	}
+}
+
+// consumeReports collects what Consume reported through OnError.
+type consumeReports struct {
+	mu   sync.Mutex
+	gaps []*stream.GapError
+	errs int
+}
+
+func (r *consumeReports) onError(ev stream.Event, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var g *stream.GapError
+	if errors.As(err, &g) && ev.Type == stream.TypeGap && ev.Gap == g {
+		r.gaps = append(r.gaps, g)
+	} else {
+		r.errs++
+	}
+}
+
+// wantOneGroupLost checks that exactly one gap was reported, a lost group
+// (on key when checkKey), and few errors while Consume recovered.
+func (r *consumeReports) wantOneGroupLost(t *testing.T, key string, checkKey bool) {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.gaps) != 1 || r.gaps[0].Reason != stream.GapGroupLost || (checkKey && r.gaps[0].Stream != key) {
+		t.Errorf("gaps %v, want one group_lost on %s", r.gaps, key)
+	}
+	if r.errs > 10 {
+		t.Errorf("%d errors reported while recovering", r.errs)
 	}
 }
 
@@ -298,23 +311,11 @@ func groupDeletedWhileConsuming(t *testing.T, rdb redis.UniversalClient) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			var h handled
-			var mu sync.Mutex
-			var gaps []*stream.GapError
-			errs := 0
+			var reports consumeReports
 			go sub.Consume(ctx, "workers", "c1", func(_ context.Context, ev stream.Event) error {
 				h.add(ev.CheckpointID)
 				return nil
-			}, stream.ConsumeOptions{ThreadID: "job", Start: stream.FromBeginning, MinIdle: 100 * time.Millisecond,
-				OnError: func(_ stream.Event, err error) {
-					mu.Lock()
-					defer mu.Unlock()
-					var g *stream.GapError
-					if errors.As(err, &g) {
-						gaps = append(gaps, g)
-					} else {
-						errs++
-					}
-				}})
+			}, stream.ConsumeOptions{ThreadID: "job", Start: stream.FromBeginning, MinIdle: 100 * time.Millisecond, OnError: reports.onError})
 			putN(t, s, "job", 3)
 			waitFor(t, "3 events", func() bool { return h.count() == 3 })
 			key := s.Layout().Events("job")
@@ -335,14 +336,7 @@ func groupDeletedWhileConsuming(t *testing.T, rdb redis.UniversalClient) {
 					t.Errorf("%s handled %d times", id, h.ids[id])
 				}
 			}
-			mu.Lock()
-			defer mu.Unlock()
-			if len(gaps) != 1 || gaps[0].Reason != stream.GapGroupLost || gaps[0].Stream != key {
-				t.Errorf("gaps %v, want one group_lost on %s", gaps, key)
-			}
-			if errs > 10 {
-				t.Errorf("%d errors reported while recovering", errs)
-			}
+			reports.wantOneGroupLost(t, key, true)
 		})
 	}
 }
