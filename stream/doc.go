@@ -40,7 +40,9 @@
 //     behind), after a blocking read that timed out, and right after every
 //     blocking read that returned events (judged from the position before
 //     it, so a stream deleted and written again while the reader waited is
-//     seen). Positions that are not entry IDs (FromBeginning, a Since time,
+//     seen; that costs one round trip per wake-up: BenchmarkPutToSubscriber,
+//     Put to event p50 116 µs before this check, 156 µs with it, for one
+//     thread on loopback). Positions that are not entry IDs (FromBeginning, a Since time,
 //     the start of a stream that was empty) are not checked: they claim no
 //     event. Redis does not keep the IDs it trims, so a trim that fell
 //     exactly after the position is reported too, though nothing was lost.
