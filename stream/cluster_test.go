@@ -1,6 +1,7 @@
 package stream_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/graphstate/redcheck/internal/redistest"
@@ -25,7 +26,26 @@ func TestStreamsCluster(t *testing.T) {
 		"consume_acks":              consumeAcks,
 		"consumer_dies_redelivered": consumerDiesEventsRedelivered,
 		"dead_letter_and_panics":    consumeDeadLetterAndPanics,
+		"trimmed_cursor":            subscribeFromTrimmedCursor,
+		"group_deleted":             groupDeletedWhileConsuming,
+		"pending_trimmed":           pendingTrimmed,
+		"subscriptions_pool":        subscriptionsLeavePoolAlone,
+		"dead_letter_bounded":       deadLetterBounded,
+		"value_streams_bounded":     valueStreamsBounded,
 	} {
 		t.Run(name, func(t *testing.T) { body(t, c.Client(t)) })
 	}
+	// Data loss last: it flushes every master.
+	flush := func(rdb *redis.ClusterClient) func() {
+		return func() {
+			err := rdb.ForEachMaster(context.Background(), func(ctx context.Context, m *redis.Client) error {
+				return m.FlushAll(ctx).Err()
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	t.Run("data_loss/subscribe", func(t *testing.T) { rdb := c.Client(t); subscribeAfterLoss(t, rdb, flush(rdb)) })
+	t.Run("data_loss/consume", func(t *testing.T) { rdb := c.Client(t); consumeAfterLoss(t, rdb, flush(rdb)) })
 }

@@ -1,10 +1,10 @@
 package stream
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/graphstate/redcheck/keys"
@@ -15,6 +15,9 @@ import (
 // acknowledges it; an error (or a panic) leaves it pending, to be claimed
 // again after ConsumeOptions.MinIdle.
 type Handler func(ctx context.Context, ev Event) error
+
+// DefaultDeadLetterMaxLen is the default ConsumeOptions.DeadLetterMaxLen.
+const DefaultDeadLetterMaxLen = 10_000
 
 // ConsumeOptions configure Subscriber.Consume.
 type ConsumeOptions struct {
@@ -29,8 +32,13 @@ type ConsumeOptions struct {
 	// MaxDeliveries is how many times an event is delivered before it moves
 	// to the dead-letter stream (default 5).
 	MaxDeliveries int64
+	// DeadLetterMaxLen trims each dead-letter stream to about this many
+	// entries (default DefaultDeadLetterMaxLen; Redis trims approximately,
+	// in whole macro nodes of 100 entries).
+	DeadLetterMaxLen int64
 	// OnError is told of every handler error and panic, of malformed
-	// entries, and of Redis errors (with a zero Event). May be nil.
+	// entries, of gaps (a *GapError with an Event of TypeGap) and of Redis
+	// errors (with a zero Event). May be nil.
 	OnError func(Event, error)
 }
 
@@ -41,7 +49,10 @@ var ErrHandlerPanic = errors.New("stream: handler panicked")
 // DeadLetter returns the dead-letter stream of a group for one of the
 // streams a consumer reads (its shard's, on the same slot): entries keep
 // their fields and gain "dead_from" (the original stream), "dead_id" (the
-// original ID) and "dead_deliveries".
+// original ID) and "dead_deliveries". It is trimmed to about
+// ConsumeOptions.DeadLetterMaxLen entries, and follows the TTL of the stream
+// it serves (a deleted thread's): set when an entry is buried and at every
+// reclaim round while Consume runs.
 func (s *Subscriber) DeadLetter(stream, group string) string {
 	return stream + ":dead:" + keys.Encode(group)
 }
@@ -49,6 +60,18 @@ func (s *Subscriber) DeadLetter(stream, group string) string {
 // Consume runs consumer of group until ctx ends, then returns ctx's error.
 // It creates the group on every stream it reads when missing. Events are
 // handled one at a time, in order within a stream.
+//
+// When the group or its stream disappears while Consume runs (a restart
+// without persistence, a FLUSH, an eviction, a deleted thread's stream
+// expiring), Consume creates the group again, at the last entry this
+// consumer read from that stream ("0", every entry the stream holds, when
+// it read none): the events written since the loss are all handled. It
+// reports one *GapError (GapGroupLost) per stream whose group it
+// re-created, since the group's pending entries went with it. Pending
+// entries trimmed away before they were handled are reported with their
+// IDs (GapPendingTrimmed), from XAUTOCLAIM's list of deleted entries, or,
+// on a server that does not give it, from the idle pending entries older
+// than the stream's first entry.
 func (s *Subscriber) Consume(ctx context.Context, group, consumer string, handler Handler, opts ConsumeOptions) error {
 	if group == "" || consumer == "" || handler == nil {
 		return fmt.Errorf("%w: Consume needs a group, a consumer and a handler", ErrInvalidOptions)
@@ -59,8 +82,11 @@ func (s *Subscriber) Consume(ctx context.Context, group, consumer string, handle
 	if opts.MaxDeliveries == 0 {
 		opts.MaxDeliveries = 5
 	}
-	if opts.MinIdle < time.Millisecond || opts.MaxDeliveries < 1 {
-		return fmt.Errorf("%w: MinIdle and MaxDeliveries must be positive", ErrInvalidOptions)
+	if opts.DeadLetterMaxLen == 0 {
+		opts.DeadLetterMaxLen = DefaultDeadLetterMaxLen
+	}
+	if opts.MinIdle < time.Millisecond || opts.MaxDeliveries < 1 || opts.DeadLetterMaxLen < 1 {
+		return fmt.Errorf("%w: MinIdle, MaxDeliveries and DeadLetterMaxLen must be positive", ErrInvalidOptions)
 	}
 	if opts.OnError == nil {
 		opts.OnError = func(Event, error) {}
@@ -69,7 +95,8 @@ func (s *Subscriber) Consume(ctx context.Context, group, consumer string, handle
 	if err != nil {
 		return err
 	}
-	c := &consumer_{s: s, group: group, name: consumer, handler: handler, opts: opts, streams: streams}
+	c := &consumer_{s: s, group: group, name: consumer, handler: handler, opts: opts, streams: streams,
+		lastSeen: map[string]string{}, claimFrom: map[string]string{}}
 	for {
 		if err := c.createGroups(ctx); err == nil {
 			break
@@ -77,13 +104,16 @@ func (s *Subscriber) Consume(ctx context.Context, group, consumer string, handle
 			return ctx.Err()
 		} else {
 			opts.OnError(Event{}, err)
-			sleep(ctx, s.opts.MaxBackoff)
+			if !sleep(ctx, s.opts.MaxBackoff) {
+				return ctx.Err()
+			}
 		}
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	ids := make([]string, len(streams))
-	batches := s.pump(ctx, streams, ids, c.xreadgroup)
+	rdb, release := s.blockingClient(len(readGroups(s.rdb, len(streams))))
+	defer release()
+	batches := s.pump(ctx, rdb, streams, make([]string, len(streams)), reader{block: c.xreadgroup(rdb)})
 	reclaim := time.NewTicker(max(opts.MinIdle/4, 10*time.Millisecond))
 	defer reclaim.Stop()
 	for {
@@ -97,11 +127,18 @@ func (s *Subscriber) Consume(ctx context.Context, group, consumer string, handle
 				return ctx.Err()
 			}
 			if b.err != nil {
+				if isNoGroup(b.err) {
+					c.recover(ctx)
+					continue
+				}
 				opts.OnError(Event{}, fmt.Errorf("stream: read group: %w", b.err))
 				continue
 			}
 			for _, st := range b.res {
 				for _, msg := range st.Messages {
+					if compareIDs(msg.ID, c.lastSeen[st.Stream]) > 0 {
+						c.lastSeen[st.Stream] = msg.ID
+					}
 					c.handle(ctx, st.Stream, msg)
 				}
 			}
@@ -109,7 +146,7 @@ func (s *Subscriber) Consume(ctx context.Context, group, consumer string, handle
 	}
 }
 
-// consumer_ is one running Consume.
+// consumer_ is one running Consume. Only its goroutine uses it.
 type consumer_ struct {
 	s       *Subscriber
 	group   string
@@ -117,7 +154,16 @@ type consumer_ struct {
 	handler Handler
 	opts    ConsumeOptions
 	streams []string
+	// lastSeen is, per stream, the last entry read with XREADGROUP: where a
+	// lost group is created again.
+	lastSeen map[string]string
+	// claimFrom is, per stream, where the next XAUTOCLAIM scan goes on.
+	claimFrom map[string]string
 }
+
+// isNoGroup reports a Redis NOGROUP error: the group (or its stream) is
+// gone.
+func isNoGroup(err error) bool { return redis.HasErrorPrefix(err, "NOGROUP") }
 
 func (c *consumer_) createGroups(ctx context.Context) error {
 	start := "$"
@@ -126,22 +172,45 @@ func (c *consumer_) createGroups(ctx context.Context) error {
 	}
 	for _, k := range c.streams {
 		err := c.s.rdb.XGroupCreateMkStream(ctx, k, c.group, start).Err()
-		if err != nil && !strings.HasPrefix(err.Error(), "BUSYGROUP") {
+		if err != nil && !redis.HasErrorPrefix(err, "BUSYGROUP") {
 			return fmt.Errorf("stream: create group %q on %q: %w", c.group, k, err)
 		}
 	}
 	return nil
 }
 
-func (c *consumer_) xreadgroup(ctx context.Context, streams, _ []string) ([]redis.XStream, error) {
-	args := make([]string, 0, 2*len(streams))
-	args = append(args, streams...)
-	for range streams {
-		args = append(args, ">")
+// recover creates the group again on every stream that lost it, and
+// reports one gap for each.
+func (c *consumer_) recover(ctx context.Context) {
+	for _, k := range c.streams {
+		from := c.lastSeen[k]
+		if from == "" {
+			from = "0"
+		}
+		err := c.s.rdb.XGroupCreateMkStream(ctx, k, c.group, from).Err()
+		switch {
+		case err == nil:
+			c.claimFrom[k] = ""
+			g := &GapError{Stream: k, Reason: GapGroupLost, From: c.lastSeen[k]}
+			c.opts.OnError(gapEvent(g, c.opts.ThreadID, from), g)
+		case redis.HasErrorPrefix(err, "BUSYGROUP"):
+		case ctx.Err() == nil:
+			c.opts.OnError(Event{}, fmt.Errorf("stream: create group %q on %q again: %w", c.group, k, err))
+		}
 	}
-	return c.s.rdb.XReadGroup(ctx, &redis.XReadGroupArgs{
-		Group: c.group, Consumer: c.name, Streams: args, Count: c.s.opts.Count, Block: c.s.opts.Block,
-	}).Result()
+}
+
+func (c *consumer_) xreadgroup(rdb redis.UniversalClient) func(ctx context.Context, streams, _ []string) ([]redis.XStream, error) {
+	return func(ctx context.Context, streams, _ []string) ([]redis.XStream, error) {
+		args := make([]string, 0, 2*len(streams))
+		args = append(args, streams...)
+		for range streams {
+			args = append(args, ">")
+		}
+		return rdb.XReadGroup(ctx, &redis.XReadGroupArgs{
+			Group: c.group, Consumer: c.name, Streams: args, Count: c.s.opts.Count, Block: c.s.opts.Block,
+		}).Result()
+	}
 }
 
 // handle runs the handler on one entry and acknowledges it on success.
@@ -170,72 +239,154 @@ func (c *consumer_) call(ctx context.Context, ev Event) (err error) {
 	return c.handler(ctx, ev)
 }
 
-// reclaim claims the entries other consumers (or this one) left
-// unacknowledged for MinIdle and handles them again; those delivered
-// MaxDeliveries times already move to the dead-letter stream.
+// reclaim claims, on each stream, up to Count entries other consumers (or
+// this one) left unacknowledged for MinIdle (XAUTOCLAIM, a bounded scan
+// that goes on where the previous round stopped) and handles them again;
+// those delivered MaxDeliveries times already move to the dead-letter
+// stream. Pending entries trimmed away are reported as a gap with their
+// IDs. It also gives each dead-letter stream its stream's TTL.
 func (c *consumer_) reclaim(ctx context.Context) {
 	for _, k := range c.streams {
-		pending, err := c.s.rdb.XPendingExt(ctx, &redis.XPendingExtArgs{
-			Stream: k, Group: c.group, Idle: c.opts.MinIdle, Start: "-", End: "+", Count: c.s.opts.Count,
+		if ctx.Err() != nil {
+			return
+		}
+		msgs, next, deleted, err := c.s.rdb.XAutoClaimWithDeleted(ctx, &redis.XAutoClaimArgs{
+			Stream: k, Group: c.group, Consumer: c.name, MinIdle: c.opts.MinIdle,
+			Start: cmp.Or(c.claimFrom[k], "0-0"), Count: c.s.opts.Count,
 		}).Result()
 		if err != nil {
-			if ctx.Err() == nil && !errors.Is(err, redis.Nil) {
-				c.opts.OnError(Event{}, fmt.Errorf("stream: pending: %w", err))
+			switch {
+			case isNoGroup(err):
+				c.recover(ctx)
+			case ctx.Err() == nil:
+				c.opts.OnError(Event{}, fmt.Errorf("stream: claim: %w", err))
 			}
 			continue
 		}
-		var retry []string
-		for _, p := range pending {
-			if p.RetryCount >= c.opts.MaxDeliveries {
-				c.bury(ctx, k, p)
-				continue
-			}
-			retry = append(retry, p.ID)
-		}
-		if len(retry) == 0 {
-			continue
-		}
-		msgs, err := c.s.rdb.XClaim(ctx, &redis.XClaimArgs{
-			Stream: k, Group: c.group, Consumer: c.name, MinIdle: c.opts.MinIdle, Messages: retry,
-		}).Result()
-		if err != nil {
-			c.opts.OnError(Event{}, fmt.Errorf("stream: claim: %w", err))
-			continue
-		}
-		for _, msg := range msgs {
-			c.handle(ctx, k, msg)
-		}
+		c.claimFrom[k] = next
+		c.reportTrimmed(k, deleted)
+		c.redeliver(ctx, k, msgs)
+		c.afterTrim(ctx, k)
 	}
 }
 
-// bury moves an entry to the dead-letter stream and acknowledges it, in one
-// transaction (both keys share the stream's slot).
-func (c *consumer_) bury(ctx context.Context, stream string, p redis.XPendingExt) {
-	msgs, err := c.s.rdb.XRangeN(ctx, stream, p.ID, p.ID, 1).Result()
-	if err != nil {
-		c.opts.OnError(Event{}, fmt.Errorf("stream: dead letter: %w", err))
+// reportTrimmed reports pending entries that were trimmed away.
+func (c *consumer_) reportTrimmed(stream string, lost []string) {
+	if len(lost) > 0 {
+		g := &GapError{Stream: stream, Reason: GapPendingTrimmed, Lost: lost}
+		c.opts.OnError(gapEvent(g, c.opts.ThreadID, lost[len(lost)-1]), g)
+	}
+}
+
+// redeliver handles claimed entries again, or buries those delivered
+// MaxDeliveries times already (their count, read with XPENDING, now
+// includes this claim).
+func (c *consumer_) redeliver(ctx context.Context, stream string, msgs []redis.XMessage) {
+	if len(msgs) == 0 {
 		return
 	}
-	dead := c.s.DeadLetter(stream, c.group)
-	_, err = c.s.rdb.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
-		if len(msgs) == 1 { // trimmed away meanwhile: just acknowledge
-			values := map[string]any{"dead_from": stream, "dead_id": p.ID, "dead_deliveries": p.RetryCount}
-			for k, v := range msgs[0].Values {
-				values[k] = v
-			}
-			pipe.XAdd(ctx, &redis.XAddArgs{Stream: dead, Values: values})
+	pipe := c.s.rdb.Pipeline()
+	counts := make([]*redis.XPendingExtCmd, len(msgs))
+	for i, m := range msgs {
+		counts[i] = pipe.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: stream, Group: c.group, Start: m.ID, End: m.ID, Count: 1})
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		c.opts.OnError(Event{}, fmt.Errorf("stream: pending: %w", err))
+		return
+	}
+	for i, m := range msgs {
+		p, err := counts[i].Result()
+		if err != nil || len(p) != 1 {
+			continue // acknowledged meanwhile
 		}
-		pipe.XAck(ctx, stream, c.group, p.ID)
+		if p[0].RetryCount > c.opts.MaxDeliveries {
+			c.bury(ctx, stream, m, p[0].RetryCount-1)
+			continue
+		}
+		c.handle(ctx, stream, m)
+	}
+}
+
+// afterTrim acknowledges and reports the idle pending entries older than
+// the stream's first entry (all of them when it is empty or gone): a
+// server whose XAUTOCLAIM does not list deleted entries leaves them
+// pending forever. Then it gives the dead-letter stream the stream's TTL.
+func (c *consumer_) afterTrim(ctx context.Context, stream string) {
+	dead := c.s.DeadLetter(stream, c.group)
+	pipe := c.s.rdb.Pipeline()
+	first := pipe.XRangeN(ctx, stream, "-", "+", 1)
+	ttl, deadTTL := pipe.PTTL(ctx, stream), pipe.PTTL(ctx, dead)
+	if _, err := pipe.Exec(ctx); err != nil {
+		if ctx.Err() == nil {
+			c.opts.OnError(Event{}, fmt.Errorf("stream: pending: %w", err))
+		}
+		return
+	}
+	c.followTTL(ctx, dead, ttl.Val(), deadTTL.Val())
+	end := "+"
+	if msgs := first.Val(); len(msgs) > 0 {
+		end = msgs[0].ID
+	}
+	pending, err := c.s.rdb.XPendingExt(ctx, &redis.XPendingExtArgs{
+		Stream: stream, Group: c.group, Idle: c.opts.MinIdle, Start: "-", End: end, Count: c.s.opts.Count,
+	}).Result()
+	if err != nil {
+		if isNoGroup(err) {
+			c.recover(ctx)
+		} else if ctx.Err() == nil && !errors.Is(err, redis.Nil) {
+			c.opts.OnError(Event{}, fmt.Errorf("stream: pending: %w", err))
+		}
+		return
+	}
+	var lost []string
+	for _, p := range pending {
+		if p.ID != end {
+			lost = append(lost, p.ID)
+		}
+	}
+	if len(lost) == 0 {
+		return
+	}
+	if err := c.s.rdb.XAck(ctx, stream, c.group, lost...).Err(); err != nil {
+		c.opts.OnError(Event{}, fmt.Errorf("stream: ack lost entries: %w", err))
+		return
+	}
+	c.reportTrimmed(stream, lost)
+}
+
+// followTTL gives the dead-letter stream its stream's TTL: the same expiry
+// when the stream expires, none when it does not; a stream that is gone
+// leaves the dead-letter stream with the TTL it last followed.
+func (c *consumer_) followTTL(ctx context.Context, dead string, ttl, deadTTL time.Duration) {
+	switch {
+	case deadTTL == -2 || ttl == -2: // no dead-letter stream, or the stream is gone
+	case ttl > 0 && (deadTTL < 0 || deadTTL > ttl || ttl-deadTTL > time.Second):
+		c.s.rdb.PExpire(ctx, dead, ttl)
+	case ttl == -1 && deadTTL >= 0:
+		c.s.rdb.Persist(ctx, dead)
+	}
+}
+
+// bury moves an entry to the dead-letter stream, trimmed to
+// DeadLetterMaxLen, and acknowledges it, in one transaction (both keys
+// share the stream's slot); then gives the dead-letter stream the stream's
+// TTL.
+func (c *consumer_) bury(ctx context.Context, stream string, msg redis.XMessage, deliveries int64) {
+	dead := c.s.DeadLetter(stream, c.group)
+	values := map[string]any{"dead_from": stream, "dead_id": msg.ID, "dead_deliveries": deliveries}
+	for k, v := range msg.Values {
+		values[k] = v
+	}
+	var ttl, deadTTL *redis.DurationCmd
+	_, err := c.s.rdb.TxPipelined(ctx, func(pipe redis.Pipeliner) error {
+		pipe.XAdd(ctx, &redis.XAddArgs{Stream: dead, MaxLen: c.opts.DeadLetterMaxLen, Approx: true, Values: values})
+		pipe.XAck(ctx, stream, c.group, msg.ID)
+		ttl, deadTTL = pipe.PTTL(ctx, stream), pipe.PTTL(ctx, dead)
 		return nil
 	})
 	if err != nil {
 		c.opts.OnError(Event{}, fmt.Errorf("stream: dead letter: %w", err))
+		return
 	}
-}
-
-func sleep(ctx context.Context, d time.Duration) {
-	select {
-	case <-time.After(d):
-	case <-ctx.Done():
-	}
+	c.followTTL(ctx, dead, ttl.Val(), deadTTL.Val())
 }

@@ -64,6 +64,15 @@ type Event struct {
 	// Writes holds, when the saver includes values, writes events' stored
 	// writes, in the order of the call.
 	Writes []checkpoint.PendingWrite
+	// ValueRefs holds, for checkpoint events, the channels whose values the
+	// saver published by reference rather than inline (too large for an
+	// event): channel -> version. The value is the checkpoint's own, read
+	// with the saver's GetTuple (thread, namespace and checkpoint ID of the
+	// event); from a "vref:<channel>" field.
+	ValueRefs map[string]string
+
+	// Gap, for an event of TypeGap only, says which events were lost.
+	Gap *GapError
 }
 
 // DecodeEvent decodes a stream entry. Values are decoded with ser (nil: the
@@ -125,7 +134,8 @@ func DecodeEvent(msg redis.XMessage, ser checkpoint.Serializer) (Event, error) {
 
 // decodeValues decodes the "v:" fields: channel values of a checkpoint
 // event (stored as pack(type, data)), writes of a writes event (stored as
-// pack(channel, task path, type, data), keyed by position).
+// pack(channel, task path, type, data), keyed by position); and the
+// "vref:" fields: channel -> version of values published by reference.
 func decodeValues(ev *Event, fields map[string]any, ser checkpoint.Serializer) error {
 	type posWrite struct {
 		pos int
@@ -133,11 +143,21 @@ func decodeValues(ev *Event, fields map[string]any, ser checkpoint.Serializer) e
 	}
 	var writes []posWrite
 	for k, raw := range fields {
+		stored, _ := raw.(string)
+		if ch, ok := strings.CutPrefix(k, "vref:"); ok {
+			if ch == "" || stored == "" {
+				return fmt.Errorf("%w: value reference %q", ErrMalformedEvent, k)
+			}
+			if ev.ValueRefs == nil {
+				ev.ValueRefs = map[string]string{}
+			}
+			ev.ValueRefs[ch] = stored
+			continue
+		}
 		name, ok := strings.CutPrefix(k, "v:")
 		if !ok {
 			continue
 		}
-		stored, _ := raw.(string)
 		if ev.Type == TypeWrites {
 			pos, err := strconv.Atoi(name)
 			parts, ok := codec.Unpack(stored, 4)

@@ -1,11 +1,16 @@
 package stream_test
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/graphstate/redcheck/internal/codec"
+	"github.com/graphstate/redcheck/redissaver"
 	"github.com/graphstate/redcheck/stream"
 	"github.com/redis/go-redis/v9"
 )
@@ -75,4 +80,63 @@ func FuzzDecodeEvent(f *testing.F) {
 			t.Fatalf("error %v does not wrap ErrMalformedEvent", err)
 		}
 	})
+}
+
+// TestValueRefs: a checkpoint event whose value the saver published by
+// reference ("vref:<channel>" = the channel's version) decodes into
+// ValueRefs and its JSON value_refs, and the version reads the value back
+// with GetTuple. The entry is written with XADD, as the saver's script
+// writes it.
+func TestValueRefs(t *testing.T) {
+	for _, tr := range tiers {
+		t.Run(tr.name, func(t *testing.T) {
+			rdb := tr.client(t)
+			s := newSaver(t, rdb, redissaver.Options{Shards: 1})
+			sub := newSubscriber(t, rdb, s)
+			ctx := context.Background()
+			cp := checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(), ChannelValues: map[string]any{"messages": []any{"big"}},
+				ChannelVersions: map[string]string{"messages": s.NextVersion("")}}
+			cfg, err := s.Put(ctx, checkpoint.Config{ThreadID: "ref"}, cp, nil, cp.ChannelVersions)
+			if err != nil {
+				t.Fatal(err)
+			}
+			version := cp.ChannelVersions["messages"]
+			if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: s.Layout().Events("ref"), Values: []any{
+				"t", "checkpoint", "th", "ref", "ns", "", "id", cp.ID, "ch", codec.JoinNames([]string{"messages"}),
+				"vref:messages", version,
+			}}).Err(); err != nil {
+				t.Fatal(err)
+			}
+			var ev stream.Event
+			for e, err := range sub.Subscribe(ctx, stream.Query{ThreadID: "ref", From: stream.FromBeginning}) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if e.ValueRefs != nil {
+					ev = e
+					break
+				}
+			}
+			if fmt.Sprint(ev.ValueRefs) != fmt.Sprint(map[string]string{"messages": version}) || ev.Values != nil {
+				t.Fatalf("ValueRefs %v, Values %v", ev.ValueRefs, ev.Values)
+			}
+			data, _ := json.Marshal(ev.JSON(nil))
+			if want := `"value_refs":{"messages":"` + version + `"}`; !strings.Contains(string(data), want) {
+				t.Errorf("JSON %s lacks %s", data, want)
+			}
+			tup, err := s.GetTuple(ctx, checkpoint.Config{ThreadID: ev.ThreadID, CheckpointNS: ev.CheckpointNS, CheckpointID: ev.CheckpointID})
+			if err != nil || tup.Config != cfg || tup.Checkpoint.ChannelVersions["messages"] != ev.ValueRefs["messages"] ||
+				fmt.Sprint(tup.Checkpoint.ChannelValues["messages"]) != "[big]" {
+				t.Errorf("GetTuple by the reference: %+v, %v", tup, err)
+			}
+		})
+	}
+	for name, vals := range map[string]map[string]any{
+		"empty version": {"t": "checkpoint", "th": "t", "vref:x": ""},
+		"no channel":    {"t": "checkpoint", "th": "t", "vref:": "1"},
+	} {
+		if _, err := stream.DecodeEvent(redis.XMessage{ID: "1-0", Values: vals}, nil); !errors.Is(err, stream.ErrMalformedEvent) {
+			t.Errorf("%s: %v, want ErrMalformedEvent", name, err)
+		}
+	}
 }

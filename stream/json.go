@@ -31,6 +31,11 @@ type EventJSON struct {
 	Count          int64          `json:"count,omitempty"`
 	Values         map[string]any `json:"values,omitempty"`
 	Writes         []WriteJSON    `json:"writes,omitempty"`
+	// ValueRefs: channel -> version of values published by reference
+	// (read them with GetTuple).
+	ValueRefs map[string]string `json:"value_refs,omitempty"`
+	// Gap, in an event of type "gap", says which events were lost.
+	Gap *GapError `json:"gap,omitempty"`
 }
 
 // WriteJSON is a pending write of a writes event in EventJSON.
@@ -52,6 +57,7 @@ func (ev Event) JSON(value func(any) any) EventJSON {
 		ThreadID: ev.ThreadID, CheckpointNS: ev.CheckpointNS, CheckpointID: ev.CheckpointID, ParentID: ev.ParentID,
 		Source: ev.Source, RunID: ev.RunID, TS: ev.TS, Channels: slices.Sorted(slices.Values(ev.Channels)),
 		TaskID: ev.TaskID, SourceThreadID: ev.SourceThreadID, RunIDs: ev.RunIDs, Strategy: ev.Strategy, Count: ev.Count,
+		ValueRefs: ev.ValueRefs, Gap: ev.Gap,
 	}
 	if out.Channels == nil {
 		out.Channels = []string{}

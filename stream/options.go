@@ -30,10 +30,23 @@ type Options struct {
 	Count int64
 	// MaxBackoff bounds the wait between reconnection attempts (default 2s).
 	MaxBackoff time.Duration
+	// BlockingClient, when set, carries the blocking reads of every
+	// subscription and consumer (XREAD BLOCK, XREADGROUP BLOCK), each of
+	// which holds one of its connections while it waits: give it a pool as
+	// large as the readers (the caller owns and closes it). When nil and the
+	// client given to New is a *redis.Client or a *redis.ClusterClient, each
+	// Subscribe and Consume opens a client of its own from that client's
+	// Options (a pool the size of its readers; hooks added to the caller's
+	// client are not copied) and closes it when it ends, so that
+	// subscriptions never take connections from the application's pool. Any
+	// other client (a Ring, a wrapper) carries the blocking reads itself.
+	BlockingClient redis.UniversalClient
 }
 
-// Subscriber reads the events of one prefix. It is safe for concurrent use;
-// each subscription holds a connection of the client while it blocks.
+// Subscriber reads the events of one prefix. It is safe for concurrent use.
+// Its blocking reads do not use the client given to New (see
+// Options.BlockingClient); short commands (positions, acknowledgements,
+// claims) do.
 type Subscriber struct {
 	rdb    redis.UniversalClient
 	opts   Options

@@ -9,15 +9,28 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// readFunc reads from some streams, after the given positions (XREAD) or
-// for a group (XREADGROUP, positions ignored), blocking up to the
-// subscriber's Block. It returns redis.Nil when nothing arrived.
-type readFunc func(ctx context.Context, streams, ids []string) ([]redis.XStream, error)
+// reader reads from some streams. block reads after the given positions
+// (XREAD) or for a group (XREADGROUP, positions ignored), blocking up to the
+// subscriber's Block; it returns redis.Nil when nothing arrived. check, when
+// not nil, reads after the positions without blocking and, in the same
+// transaction, the first entry of each stream ("" for an empty or missing
+// one), so that a gap between a position and what the stream holds is seen.
+type reader struct {
+	block func(ctx context.Context, streams, ids []string) ([]redis.XStream, error)
+	check func(ctx context.Context, streams, ids []string) ([]redis.XStream, []string, error)
+}
 
-// batch is what one read returned.
+// batch is what one read returned: gaps first, then entries.
 type batch struct {
-	res []redis.XStream
-	err error
+	gaps []gapAt
+	res  []redis.XStream
+	err  error
+}
+
+// gapAt is a gap, and the position its stream is read on from.
+type gapAt struct {
+	gap    *GapError
+	resume string
 }
 
 // pump reads in the background and sends each batch on the returned
@@ -26,22 +39,10 @@ type batch struct {
 // reader per stream; otherwise one reader reads them all at once. Readers
 // back off after an error (doubling up to MaxBackoff) and stop when ctx
 // ends; the channel is closed once they all have.
-func (s *Subscriber) pump(ctx context.Context, streams, ids []string, read readFunc) <-chan batch {
+func (s *Subscriber) pump(ctx context.Context, rdb redis.UniversalClient, streams, ids []string, r reader) <-chan batch {
 	out := make(chan batch)
 	var wg sync.WaitGroup
-	groups := [][]int{}
-	if _, cluster := s.rdb.(*redis.ClusterClient); cluster && len(streams) > 1 {
-		for i := range streams {
-			groups = append(groups, []int{i})
-		}
-	} else {
-		all := make([]int, len(streams))
-		for i := range all {
-			all[i] = i
-		}
-		groups = append(groups, all)
-	}
-	for _, g := range groups {
+	for _, g := range readGroups(rdb, len(streams)) {
 		ks := make([]string, len(g))
 		pos := make([]string, len(g))
 		for j, i := range g {
@@ -50,7 +51,7 @@ func (s *Subscriber) pump(ctx context.Context, streams, ids []string, read readF
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s.readLoop(ctx, ks, pos, read, out)
+			s.readLoop(ctx, ks, pos, r, out)
 		}()
 	}
 	go func() {
@@ -60,44 +61,136 @@ func (s *Subscriber) pump(ctx context.Context, streams, ids []string, read readF
 	return out
 }
 
-func (s *Subscriber) readLoop(ctx context.Context, streams, ids []string, read readFunc, out chan<- batch) {
-	backoff := time.Duration(0)
-	for ctx.Err() == nil {
-		res, err := read(ctx, streams, ids)
-		if errors.Is(err, redis.Nil) {
-			continue
+// readGroups splits n streams among readers: one each on a Cluster, all in
+// one otherwise.
+func readGroups(rdb redis.UniversalClient, n int) [][]int {
+	groups := [][]int{}
+	if _, cluster := rdb.(*redis.ClusterClient); cluster && n > 1 {
+		for i := range n {
+			groups = append(groups, []int{i})
 		}
+		return groups
+	}
+	all := make([]int, n)
+	for i := range all {
+		all[i] = i
+	}
+	return append(groups, all)
+}
+
+// readLoop reads until ctx ends. With a check, the first read, the read
+// after an error, after a full batch and after an idle block are checked
+// reads; a blocking read that returns entries is followed at once by a
+// checked read, whose gaps are judged from the positions before the
+// blocking read and sent ahead of its entries.
+func (s *Subscriber) readLoop(ctx context.Context, streams, ids []string, r reader, out chan<- batch) {
+	backoff := time.Duration(0)
+	needCheck := r.check != nil
+	send := func(b batch) bool {
+		select {
+		case out <- b:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	fail := func(err error) bool {
+		if ctx.Err() != nil {
+			return false
+		}
+		backoff = min(max(2*backoff, 10*time.Millisecond), s.opts.MaxBackoff)
+		needCheck = r.check != nil
+		return send(batch{err: err}) && sleep(ctx, backoff)
+	}
+	for ctx.Err() == nil {
+		var b batch
+		pre := append([]string(nil), ids...)
+		if !needCheck {
+			res, err := r.block(ctx, streams, ids)
+			if errors.Is(err, redis.Nil) {
+				needCheck = r.check != nil
+				continue
+			}
+			if err != nil {
+				if !fail(err) {
+					return
+				}
+				continue
+			}
+			advance(streams, ids, res)
+			b.res = res
+			if r.check == nil {
+				backoff = 0
+				if !send(b) {
+					return
+				}
+				continue
+			}
+		}
+		res, firsts, err := r.check(ctx, streams, ids)
 		if err != nil {
-			if ctx.Err() != nil {
+			if b.res != nil && !send(b) { // unchecked, but read: deliver it
 				return
 			}
-			backoff = min(max(2*backoff, 10*time.Millisecond), s.opts.MaxBackoff)
-			select {
-			case out <- batch{err: err}:
-			case <-ctx.Done():
-				return
-			}
-			select {
-			case <-time.After(backoff):
-			case <-ctx.Done():
+			if !fail(err) {
 				return
 			}
 			continue
 		}
 		backoff = 0
-		for _, st := range res {
-			if n := len(st.Messages); n > 0 {
-				for j := range streams {
-					if streams[j] == st.Stream {
-						ids[j] = st.Messages[n-1].ID
-					}
+		for j, k := range streams {
+			from := pre[j]
+			if firsts[j] == "" {
+				from = ids[j] // lost after the entries just read, if any
+			}
+			if g, resume := detectGap(k, from, firsts[j]); g != nil {
+				if resume != from {
+					ids[j] = resume
+				}
+				b.gaps = append(b.gaps, gapAt{gap: g, resume: ids[j]})
+			}
+		}
+		advance(streams, ids, res)
+		b.res = append(b.res, res...)
+		needCheck = s.full(res)
+		if (b.res != nil || b.gaps != nil) && !send(b) {
+			return
+		}
+	}
+}
+
+// advance moves each position past the entries read from its stream.
+func advance(streams, ids []string, res []redis.XStream) {
+	for _, st := range res {
+		if n := len(st.Messages); n > 0 {
+			for j := range streams {
+				if streams[j] == st.Stream {
+					ids[j] = st.Messages[n-1].ID
 				}
 			}
 		}
-		select {
-		case out <- batch{res: res}:
-		case <-ctx.Done():
-			return
+	}
+}
+
+// full reports whether a read returned a whole Count of entries of a
+// stream: the reader is behind, and its next read is checked.
+func (s *Subscriber) full(res []redis.XStream) bool {
+	for _, st := range res {
+		if int64(len(st.Messages)) >= s.opts.Count {
+			return true
 		}
+	}
+	return false
+}
+
+// sleep waits d or until ctx ends, and reports whether ctx is still live.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }

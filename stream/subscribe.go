@@ -34,6 +34,12 @@ type Query struct {
 // a zero Event (a malformed entry, with its ID and Cursor set); after a Redis
 // error the subscription backs off, reconnects and resumes after the last
 // event it yielded, when the caller ranges on.
+//
+// A gap (events past the subscription's position that Redis no longer
+// holds) is yielded as an Event of TypeGap with a *GapError (errors.Is
+// ErrGap), before the events that follow it; its Cursor resumes after the
+// gap. Blocking reads use a connection of their own (see
+// Options.BlockingClient).
 func (s *Subscriber) Subscribe(ctx context.Context, q Query) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		streams, err := s.streams(q.ThreadID)
@@ -43,24 +49,32 @@ func (s *Subscriber) Subscribe(ctx context.Context, q Query) iter.Seq2[Event, er
 		}
 		ids, err := s.start(ctx, q, streams)
 		for err != nil {
-			if ctx.Err() != nil || !yield(Event{}, err) {
+			if ctx.Err() != nil || !yield(Event{}, err) || !sleep(ctx, s.opts.MaxBackoff) {
 				return
 			}
-			time.Sleep(s.opts.MaxBackoff)
 			ids, err = s.start(ctx, q, streams)
 		}
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
+		rdb, release := s.blockingClient(len(readGroups(s.rdb, len(streams))))
+		defer release()
 		index := make(map[string]int, len(streams))
 		for i, k := range streams {
 			index[k] = i
 		}
-		for b := range s.pump(ctx, streams, ids, s.xread) {
+		r := reader{block: s.xread(rdb), check: s.xreadChecked(rdb)}
+		for b := range s.pump(ctx, rdb, streams, ids, r) {
 			if b.err != nil {
 				if !yield(Event{}, fmt.Errorf("stream: read: %w", b.err)) {
 					return
 				}
 				continue
+			}
+			for _, g := range b.gaps {
+				ids[index[g.gap.Stream]] = g.resume
+				if !yield(gapEvent(g.gap, q.ThreadID, cursorOf(ids)), g.gap) {
+					return
+				}
 			}
 			for _, st := range b.res {
 				i, ok := index[st.Stream]
@@ -146,10 +160,49 @@ func (s *Subscriber) start(ctx context.Context, q Query, streams []string) ([]st
 	return ids, nil
 }
 
-func (s *Subscriber) xread(ctx context.Context, streams, ids []string) ([]redis.XStream, error) {
-	return s.rdb.XRead(ctx, &redis.XReadArgs{
-		Streams: append(append([]string{}, streams...), ids...),
-		Count:   s.opts.Count,
-		Block:   s.opts.Block,
-	}).Result()
+// xread is a blocking read after the positions.
+func (s *Subscriber) xread(rdb redis.UniversalClient) func(ctx context.Context, streams, ids []string) ([]redis.XStream, error) {
+	return func(ctx context.Context, streams, ids []string) ([]redis.XStream, error) {
+		return rdb.XRead(ctx, &redis.XReadArgs{
+			Streams: append(append([]string{}, streams...), ids...),
+			Count:   s.opts.Count,
+			Block:   s.opts.Block,
+		}).Result()
+	}
+}
+
+// xreadChecked reads after the positions without blocking and, in the same
+// MULTI (so that no write falls between), the first entry of each stream
+// ("" for an empty or missing stream).
+func (s *Subscriber) xreadChecked(rdb redis.UniversalClient) func(ctx context.Context, streams, ids []string) ([]redis.XStream, []string, error) {
+	return func(ctx context.Context, streams, ids []string) ([]redis.XStream, []string, error) {
+		pipe := rdb.TxPipeline()
+		firsts := make([]*redis.XMessageSliceCmd, len(streams))
+		for i, k := range streams {
+			firsts[i] = pipe.XRangeN(ctx, k, "-", "+", 1)
+		}
+		read := pipe.XRead(ctx, &redis.XReadArgs{
+			Streams: append(append([]string{}, streams...), ids...),
+			Count:   s.opts.Count,
+			Block:   -1,
+		})
+		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+			return nil, nil, err
+		}
+		out := make([]string, len(streams))
+		for i, c := range firsts {
+			msgs, err := c.Result()
+			if err != nil {
+				return nil, nil, err
+			}
+			if len(msgs) > 0 {
+				out[i] = msgs[0].ID
+			}
+		}
+		res, err := read.Result()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return nil, nil, err
+		}
+		return res, out, nil
+	}
 }

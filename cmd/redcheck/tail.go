@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -19,7 +20,8 @@ import (
 // prints each as it arrives, one line each, until ctx ends (SIGINT). Exit
 // status 0 when stopped, 2 on a usage error or when Redis cannot be
 // reached at the start; later Redis errors are printed and the
-// subscription reconnects.
+// subscription reconnects. A gap (events Redis no longer holds) is a line
+// of the output, in order, like an event.
 func runTail(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("tail", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -83,10 +85,11 @@ func runTail(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		case <-ctx.Done():
 			return exitOK
 		case it := <-items:
-			if it.err != nil {
+			if it.err != nil && !errors.Is(it.err, stream.ErrGap) {
 				fmt.Fprintf(stderr, "redcheck tail: %v\n", it.err)
 				continue
 			}
+			// A gap is a line of the output, where the events went missing.
 			line := formatEvent(it.ev)
 			if *asJSON {
 				line = eventLine(it.ev)
@@ -133,8 +136,23 @@ func startAt(q *stream.Query, from string, shards int) error {
 }
 
 // formatEvent renders an event as one human-readable line: time, type,
-// thread, then what the type carries.
+// thread, then what the type carries. A gap reads as a warning: events
+// between two positions are gone.
 func formatEvent(ev stream.Event) string {
+	if ev.Type == stream.TypeGap && ev.Gap != nil {
+		g := ev.Gap
+		line := fmt.Sprintf("%s %-14s !!! events missing: stream=%s reason=%s", ev.Time.Local().Format("2006-01-02 15:04:05.000"), ev.Type, quoteIf(g.Stream), g.Reason)
+		if g.From != "" {
+			line += " after=" + g.From
+		}
+		if g.To != "" {
+			line += " resume=" + g.To
+		}
+		if len(g.Lost) > 0 {
+			line += fmt.Sprintf(" lost=%d", len(g.Lost))
+		}
+		return line + " cursor=" + ev.Cursor
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %-14s thread=%s", ev.Time.Local().Format("2006-01-02 15:04:05.000"), ev.Type, quoteIf(ev.ThreadID))
 	field := func(name, v string) {

@@ -37,6 +37,10 @@ func TestFormatEvent(t *testing.T) {
 			`runs_deleted   thread=t1 runs="r1,\"r 2\"" count=1`},
 		{stream.Event{Time: at, Type: stream.TypePruned, ThreadID: "t1", Strategy: "keep_latest", Count: 9},
 			"pruned         thread=t1 strategy=keep_latest count=9"},
+		{stream.Event{Time: at, Type: stream.TypeGap, Cursor: "5-0", Gap: &stream.GapError{Stream: "p:t:x:events", Reason: stream.GapTrimmed, From: "1-0", To: "5-0"}},
+			"gap            !!! events missing: stream=p:t:x:events reason=trimmed after=1-0 resume=5-0 cursor=5-0"},
+		{stream.Event{Time: at, Type: stream.TypeGap, Cursor: "0-0", Gap: &stream.GapError{Stream: "f", Reason: stream.GapStreamLost, From: "1-0"}},
+			"gap            !!! events missing: stream=f reason=stream_lost after=1-0 cursor=0-0"},
 	} {
 		if got := formatEvent(c.ev); got != stamp+" "+c.want {
 			t.Errorf("formatEvent:\n got %q\nwant %q", got, stamp+" "+c.want)
@@ -223,5 +227,36 @@ func TestTailUsage(t *testing.T) {
 	}
 	if code, _, _ := runArgs(t, "tail", "-h"); code != exitOK {
 		t.Errorf("tail -h: exit %d", code)
+	}
+}
+
+// TestTailGap: tail resumed from a cursor Redis trimmed away prints a gap
+// line, then the events it still holds.
+func TestTailGap(t *testing.T) {
+	_, rdb := redistest.Mini(t)
+	prefix := redistest.Prefix(t)
+	s, err := redissaver.New(rdb, redissaver.Options{Prefix: prefix, Shards: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	cfg := checkpoint.Config{ThreadID: "g"}
+	var ids []string
+	for range 5 {
+		if cfg, err = s.Put(ctx, cfg, checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID()}, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, cfg.CheckpointID)
+	}
+	key := s.Layout().Events("g")
+	cursor := rdb.XRangeN(ctx, key, "-", "+", 1).Val()[0].ID
+	rdb.XTrimMaxLen(ctx, key, 2)
+	out, stop := startTail(t, "--url", "redis://"+rdb.Options().Addr, "--prefix", prefix, "--shards", "1", "--thread", "g", "--from", cursor)
+	waitFor(t, out, ids[4])
+	stop()
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[0], "gap            !!! events missing: stream="+key+" reason=trimmed after="+cursor) ||
+		!strings.Contains(lines[1], ids[3]) || !strings.Contains(lines[2], ids[4]) {
+		t.Errorf("output:\n%s", out)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/stream"
 )
 
 // Limits of the JSON API.
@@ -34,14 +35,11 @@ type checkpointRow struct {
 	// UpdatedChannels, else those whose version differs from the parent's
 	// (every channel of a root checkpoint); null when the parent is not at
 	// hand.
-	Channels []string   `json:"channels"`
-	Writes   []writeRow `json:"writes"`
-}
-
-// writeRow is a pending write, without its value.
-type writeRow struct {
-	TaskID  string `json:"task_id"`
-	Channel string `json:"channel"`
+	Channels []string `json:"channels"`
+	// Writes are the checkpoint's pending writes in the shape of package
+	// stream's events (stream.WriteJSON), without their values (null): the
+	// state panel shows them.
+	Writes []stream.WriteJSON `json:"writes"`
 }
 
 // threadRow is one thread of /api/threads.
@@ -128,7 +126,7 @@ func rowOf(t *checkpoint.Tuple, parent *checkpoint.Tuple) checkpointRow {
 		CheckpointID: t.Config.CheckpointID,
 		TS:           t.Checkpoint.TS,
 		Step:         metadataInt(t.Metadata["step"]),
-		Writes:       []writeRow{},
+		Writes:       []stream.WriteJSON{},
 	}
 	row.Source, _ = t.Metadata["source"].(string)
 	if t.ParentConfig != nil {
@@ -149,7 +147,7 @@ func rowOf(t *checkpoint.Tuple, parent *checkpoint.Tuple) checkpointRow {
 		slices.Sort(row.Channels)
 	}
 	for _, pw := range t.PendingWrites {
-		row.Writes = append(row.Writes, writeRow{TaskID: pw.TaskID, Channel: pw.Channel})
+		row.Writes = append(row.Writes, stream.WriteJSON{TaskID: pw.TaskID, Channel: pw.Channel})
 	}
 	return row
 }
@@ -184,7 +182,7 @@ type stateJSON struct {
 	VersionsSeen    map[string]map[string]string `json:"versions_seen"`
 	UpdatedChannels []string                     `json:"updated_channels"`
 	Metadata        map[string]any               `json:"metadata"`
-	PendingWrites   []pendingWriteJSON           `json:"pending_writes"`
+	PendingWrites   []stream.WriteJSON           `json:"pending_writes"`
 }
 
 // configJSON addresses a checkpoint.
@@ -192,12 +190,6 @@ type configJSON struct {
 	ThreadID     string `json:"thread_id"`
 	CheckpointNS string `json:"checkpoint_ns"`
 	CheckpointID string `json:"checkpoint_id"`
-}
-
-type pendingWriteJSON struct {
-	TaskID  string `json:"task_id"`
-	Channel string `json:"channel"`
-	Value   any    `json:"value"`
 }
 
 // checkpointState serves GET /api/threads/{thread}/checkpoints/{id}?ns=.
@@ -220,13 +212,13 @@ func (s *server) checkpointState(w http.ResponseWriter, r *http.Request) {
 		VersionsSeen:    cp.VersionsSeen,
 		UpdatedChannels: cp.UpdatedChannels,
 		Metadata:        jsonMap(t.Metadata),
-		PendingWrites:   []pendingWriteJSON{},
+		PendingWrites:   []stream.WriteJSON{},
 	}
 	if p := t.ParentConfig; p != nil {
 		out.Parent = &configJSON{ThreadID: p.ThreadID, CheckpointNS: p.CheckpointNS, CheckpointID: p.CheckpointID}
 	}
 	for _, pw := range t.PendingWrites { // ordered by (task ID, index)
-		out.PendingWrites = append(out.PendingWrites, pendingWriteJSON{TaskID: pw.TaskID, Channel: pw.Channel, Value: jsonValue(pw.Value)})
+		out.PendingWrites = append(out.PendingWrites, stream.WriteJSON{TaskID: pw.TaskID, Channel: pw.Channel, Value: jsonValue(pw.Value)})
 	}
 	writeJSON(w, http.StatusOK, out)
 }

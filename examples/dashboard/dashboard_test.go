@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/stream"
 )
 
 func TestPageIsServed(t *testing.T) {
@@ -100,7 +101,7 @@ func TestCheckpointsAPI(t *testing.T) {
 			t.Errorf("row %d: %+v, want channels %v", i, r, wantChannels[i])
 		}
 	}
-	if w := rows[ids[3]].Writes; !reflect.DeepEqual(w, []writeRow{{TaskID: "task-1", Channel: "messages"}}) {
+	if w := rows[ids[3]].Writes; !reflect.DeepEqual(w, []stream.WriteJSON{{TaskID: "task-1", Channel: "messages"}}) {
 		t.Errorf("writes of step 3: %+v", w)
 	}
 	if rows[ids[0]].Source != "input" || rows[ids[1]].ParentID != ids[0] {
@@ -341,9 +342,50 @@ func TestBrowserLiveTimeline(t *testing.T) {
 		}
 	}
 
+	// Events lost in Redis (the thread's shard feed deleted, as a FLUSH or
+	// an eviction would): the page marks the gap in the timeline, and what
+	// comes after it shows above the marker.
+	ctx := context.Background()
+	f.srv.rdb.Del(ctx, f.saver.Layout().Feed(f.saver.Layout().Shard("browser-thread")))
+	b.waitFor("a gap marker in the timeline", `const g = document.querySelector('#timeline .gap');
+		return !!g && g.getBoundingClientRect().height > 0 && g.innerText.includes('Events missing')`)
+	var reason string
+	b.exec(&reason, `return document.querySelector('#timeline .gap').dataset.gapReason`)
+	if reason != "stream_lost" {
+		t.Errorf("gap marker reason %q, want stream_lost", reason)
+	}
+	cfg = f.put(t, cfg, 4, map[string]any{"messages": append(msgs, "after the gap")})
+	b.waitFor("the checkpoint after the gap above the marker", `const t = [...document.querySelectorAll('#timeline > *')];
+		return t.length > 1 && t[0].dataset.checkpointId === arguments[0] && t[1].classList.contains('gap')`, cfg.CheckpointID)
+
 	path := artifactPath(t, "dashboard.png")
 	if err := os.WriteFile(path, b.screenshot(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("screenshot: %s", path)
+}
+
+// TestEventsGap: an event stream resumed from a position Redis trimmed away
+// sends a gap message (type "gap", resumable id) before the events left.
+func TestEventsGap(t *testing.T) {
+	f := newFixture(t)
+	cfg := checkpoint.Config{ThreadID: "g"}
+	var ids []string
+	for i := range 3 {
+		cfg = f.put(t, cfg, i, map[string]any{"x": i})
+		ids = append(ids, cfg.CheckpointID)
+	}
+	ctx := context.Background()
+	key := f.saver.Layout().Events("g")
+	first := f.srv.rdb.XRangeN(ctx, key, "-", "+", 1).Val()[0].ID
+	f.srv.rdb.XTrimMaxLen(ctx, key, 1)
+	es, _ := f.openEvents(t, "/api/events?thread=g", first)
+	es.ready(t)
+	m, ev := es.nextEvent(t)
+	if ev.Type != stream.TypeGap || ev.Gap == nil || ev.Gap.Reason != stream.GapTrimmed || ev.Gap.From != first || ev.Gap.Stream != key || m.id != first {
+		t.Fatalf("first message %+v: %+v, want a gap after %s", m, ev.Gap, first)
+	}
+	if _, ev = es.nextEvent(t); ev.CheckpointID != ids[2] {
+		t.Errorf("after the gap got %s, want %s", describe(ev), ids[2])
+	}
 }

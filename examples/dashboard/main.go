@@ -17,10 +17,12 @@
 //	GET /api/threads/{thread}/checkpoints           a thread's checkpoints, newest first (?before=ID&limit=N)
 //	GET /api/threads/{thread}/checkpoints/{id}?ns=  the state of one checkpoint
 //	GET /api/events                                 events as Server-Sent Events (?thread=T, ?from=beginning;
-//	                                                a reconnection's Last-Event-ID resumes right after the last event)
+//	                                                a reconnection's Last-Event-ID resumes right after the last event;
+//	                                                events Redis no longer holds arrive as a "gap" event, marked in the timeline)
 //
-// Each open event stream holds one connection of the Redis client's pool
-// while it waits for events.
+// Each open event stream waits for events on a connection of its own
+// (package stream opens it from the Redis client's options), so that open
+// pages never take connections from the pool the API uses.
 package main
 
 import (

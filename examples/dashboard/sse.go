@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -23,7 +24,10 @@ import (
 // starting now, its id is "t:" and Redis's time in milliseconds, where a
 // reconnection before any event resumes. Subscription errors are sent as
 // "stream-error" events (not "error": EventSource fires that name for
-// connection failures) and the stream goes on.
+// connection failures) and the stream goes on. A gap (events Redis no longer
+// holds) is a message like an event, of type "gap" (stream.EventJSON with its
+// "gap" field), whose id resumes after it: the page marks it in the
+// timeline and reloads what it shows.
 
 // readyPrefix starts the id of a "ready" event that holds a time.
 const readyPrefix = "t:"
@@ -162,7 +166,7 @@ func validCursor(c string, n int) bool {
 
 // writeItem writes one SSE message for an event or a subscription error.
 func writeItem(buf *bytes.Buffer, it item) {
-	if it.err != nil {
+	if it.err != nil && !errors.Is(it.err, stream.ErrGap) {
 		data, _ := json.Marshal(apiError{Error: it.err.Error()})
 		buf.WriteString("event: stream-error\n")
 		if it.ev.Cursor != "" { // a malformed entry: resume past it

@@ -93,6 +93,11 @@ function onEvent(ev) {
       renderThreads();
       if (mine) { clearTimeline(); note('The thread was deleted: new checkpoints will show here.'); }
       break;
+    case 'gap': // events Redis no longer holds: say so, then reload what the page shows
+      markGap(ev);
+      loadThreads();
+      if (st.selected) loadTimeline(st.selected);
+      break;
     default: // thread_copied, runs_deleted, pruned: reload what they touched
       loadThreads();
       if (mine) { clearTimeline(); loadTimeline(st.selected); }
@@ -191,6 +196,19 @@ function addRow(row, fresh) {
   timeline.insertBefore(div, next || null);
   st.rows.set(k, div);
   note('');
+}
+
+// markGap puts a marker in the timeline where events went missing: above
+// every checkpoint known when the gap was reported, below those that come
+// after it (its sort key is just above the newest known).
+function markGap(ev) {
+  const g = ev.gap || {};
+  const ids = [...st.rows.values()].map((d) => d.dataset.checkpointId).sort();
+  const div = el('div', { class: 'gap', title: `${g.stream || ''}${g.from ? ' after ' + g.from : ''}${g.to ? ', resuming at ' + g.to : ''}`,
+    data: { checkpointId: (ids[ids.length - 1] || '') + '~', gapReason: g.reason || '', gapStream: g.stream || '' },
+    text: `⚠ Events missing (${(g.reason || 'gap').replace('_', ' ')}${g.lost ? ', ' + g.lost.length + ' lost' : ''}) at ${fmtTime(ev.time)}: Redis no longer holds them; the view was reloaded.` });
+  const timeline = $('#timeline');
+  timeline.insertBefore(div, timeline.firstChild);
 }
 
 // mergeWrites adds pending writes ({task_id, channel}) under a checkpoint.
