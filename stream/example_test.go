@@ -20,7 +20,7 @@ func ExampleGapError() {
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	defer rdb.Close()
 	ctx := context.Background()
-	saver, _ := redissaver.New(rdb, redissaver.Options{Prefix: "example", Shards: 1})
+	saver, _ := redissaver.New(context.Background(), rdb, redissaver.Options{AcceptEviction: true, Prefix: "example", Shards: 1})
 	sub, _ := stream.New(rdb, stream.Options{Prefix: "example", Shards: 1})
 
 	cfg := checkpoint.Config{ThreadID: "chat"}

@@ -235,7 +235,7 @@ func TestTailUsage(t *testing.T) {
 func TestTailGap(t *testing.T) {
 	_, rdb := redistest.Mini(t)
 	prefix := redistest.Prefix(t)
-	s, err := redissaver.New(rdb, redissaver.Options{Prefix: prefix, Shards: 1})
+	s, err := redissaver.New(context.Background(), rdb, redissaver.Options{AcceptEviction: true, Prefix: prefix, Shards: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
