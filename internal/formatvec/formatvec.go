@@ -209,16 +209,21 @@ type Value struct {
 }
 
 // Constructors of typed values.
-func Null() Value            { return Value{Null: true} }
-func Bool(b bool) Value      { return Value{Bool: &b} }
-func Int(i int64) Value      { return Value{Int: strconv.FormatInt(i, 10)} }
-func Uint(u uint64) Value    { return Value{Uint: strconv.FormatUint(u, 10)} }
-func Float(f float64) Value  { return Value{Float: &f} }
-func Str(s string) Value     { return Value{Str: &s} }
-func StrHex(s string) Value  { return Value{StrHex: Hex(s)} }
-func Bytes(b []byte) Value   { h := hex.EncodeToString(b); return Value{BytesHex: &h} }
-func List(vs ...Value) Value { return Value{List: &vs} }
-func Delta(v Value) Value    { return Value{Delta: &v} }
+func Null() Value           { return Value{Null: true} }
+func Bool(b bool) Value     { return Value{Bool: &b} }
+func Int(i int64) Value     { return Value{Int: strconv.FormatInt(i, 10)} }
+func Uint(u uint64) Value   { return Value{Uint: strconv.FormatUint(u, 10)} }
+func Float(f float64) Value { return Value{Float: &f} }
+func Str(s string) Value    { return Value{Str: &s} }
+func StrHex(s string) Value { return Value{StrHex: Hex(s)} }
+func Bytes(b []byte) Value  { h := hex.EncodeToString(b); return Value{BytesHex: &h} }
+func List(vs ...Value) Value {
+	if vs == nil {
+		vs = []Value{} // "list": [], not null
+	}
+	return Value{List: &vs}
+}
+func Delta(v Value) Value { return Value{Delta: &v} }
 
 // Map returns a map of typed values from key, value, key, value...
 func Map(kv ...any) Value {
