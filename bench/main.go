@@ -296,7 +296,7 @@ func isLoopback(host string) bool {
 func cpuModel() string {
 	b, err := os.ReadFile("/proc/cpuinfo")
 	if err == nil {
-		for line := range strings.Lines(string(b)) {
+		for _, line := range strings.Split(string(b), "\n") {
 			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
 				return strings.TrimSpace(v)
 			}

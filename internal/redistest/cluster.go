@@ -89,7 +89,11 @@ func StartCluster(t testing.TB, masters, replicasPerMaster int) *Cluster {
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {
-		wg.Go(func() { nodes[i], errs[i] = startServer(bin, args) })
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			nodes[i], errs[i] = startServer(bin, args)
+		}()
 	}
 	wg.Wait()
 	for _, srv := range nodes {
@@ -132,19 +136,36 @@ func (c *Cluster) Addrs() []string {
 // closed when the test ends. Tests that want other options (timeouts,
 // retries, ReadOnly) build their own from Addrs.
 //
-// The client reloads the slot map every second (ClusterStateReloadInterval;
-// go-redis's default is a minute). go-redis reloads it at once on a MOVED
-// reply, but a master that died answers nothing: a connection refused does
-// not trigger a reload, so with the default the client would keep sending
-// the dead master's slots to it for up to a minute after its replica took
-// over.
+// The client reloads the slot map every second (a goroutine calls
+// ReloadState until the test ends; newer go-redis versions have
+// ClusterOptions.ClusterStateReloadInterval for this, which the go-redis
+// floor, v9.16.0, lacks). go-redis reloads it at once on a MOVED reply, but
+// a master that died answers nothing: a connection refused does not trigger
+// a reload, so without the ticker the client would keep sending the dead
+// master's slots to it for up to a minute after its replica took over.
 func (c *Cluster) Client(t testing.TB) *redis.ClusterClient {
 	t.Helper()
-	client := redis.NewClusterClient(&redis.ClusterOptions{
-		Addrs:                      c.Addrs(),
-		ClusterStateReloadInterval: time.Second,
+	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs()})
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				client.ReloadState(context.Background())
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		close(stop)
+		<-done
+		_ = client.Close()
 	})
-	t.Cleanup(func() { _ = client.Close() })
 	return client
 }
 
@@ -172,7 +193,11 @@ func (c *Cluster) stop() {
 	c.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, s := range nodes {
-		wg.Go(s.stop)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.stop()
+		}()
 	}
 	wg.Wait()
 }
