@@ -205,4 +205,3 @@ func fuzzLoads(t *testing.T, s Serializer, typ string, data []byte) {
 		t.Fatalf("round trip changed %#v into %#v", v, v2)
 	}
 }
-
