@@ -78,12 +78,12 @@ func run(ctx context.Context, cfg config, stdout, log io.Writer) error {
 	load0 := loadAvg()
 	redisURL, serverNote := cfg.redisURL, "REDIS_URL"
 	if redisURL == "" {
-		srv, err := startRedis(ctx)
+		srv, err := startRedis()
 		if err != nil {
 			return err
 		}
-		defer srv.stop()
-		redisURL, serverNote = "redis://"+srv.addr, "started by the harness on "+srv.addr+" (no persistence)"
+		defer srv.Stop()
+		redisURL, serverNote = "redis://"+srv.Addr(), "started by the harness on "+srv.Addr()+" (no persistence)"
 	}
 	opt, err := redis.ParseURL(redisURL)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/graphstate/redcheck/internal/redisserver"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -48,7 +49,7 @@ func RequireCluster(t testing.TB) {
 // are safe for concurrent use.
 type Cluster struct {
 	mu     sync.Mutex
-	nodes  []*server
+	nodes  []*redisserver.Server
 	killed map[string]bool
 }
 
@@ -85,14 +86,14 @@ func StartCluster(t testing.TB, masters, replicasPerMaster int) *Cluster {
 		"--cluster-node-timeout", strconv.Itoa(clusterNodeTimeout),
 		"--repl-diskless-sync-delay", "0",
 	}
-	nodes := make([]*server, n)
+	nodes := make([]*redisserver.Server, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			nodes[i], errs[i] = startServer(bin, args)
+			nodes[i], errs[i] = redisserver.Start(bin, args)
 		}()
 	}
 	wg.Wait()
@@ -127,7 +128,7 @@ func (c *Cluster) Addrs() []string {
 	defer c.mu.Unlock()
 	out := make([]string, len(c.nodes))
 	for i, s := range c.nodes {
-		out[i] = s.addr
+		out[i] = s.Addr()
 	}
 	return out
 }
@@ -177,8 +178,8 @@ func (c *Cluster) Kill(addr string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, s := range c.nodes {
-		if s.addr == addr {
-			s.kill()
+		if s.Addr() == addr {
+			s.Kill()
 			c.killed[addr] = true
 			return nil
 		}
@@ -196,7 +197,7 @@ func (c *Cluster) stop() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s.stop()
+			s.Stop()
 		}()
 	}
 	wg.Wait()
