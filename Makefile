@@ -11,6 +11,9 @@ FUZZTIME ?= 60s
 # first with iter.Seq2), at its latest patch. `make test-floor` downloads it
 # through the module proxy (GOTOOLCHAIN) on first use.
 FLOOR_GO ?= go1.23.12
+# staticcheck, pinned: `go run` builds it once into the module cache (it
+# needs the current toolchain, not the floor one: lint runs on the current).
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Where `make cover` writes its profile (outside the tree by default).
 COVERPROFILE ?= $(or $(TMPDIR),/tmp)/redcheck.coverprofile
 
@@ -47,10 +50,11 @@ soak: ## 10-minute soak on a dedicated redis-server: Redis memory and goroutines
 test-short: ## All tests, without the race detector
 	$(GO) test -count=1 ./...
 
-lint: ## Fail on unformatted files (gofmt -l), then go vet
+lint: ## Fail on unformatted files (gofmt -l), then go vet, then staticcheck (default checks)
 	@unformatted="$$(gofmt -l .)"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed on:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
 
 fuzz: ## Run every Fuzz* target in the tree for FUZZTIME each
 	@list="$$($(GO) test -list '^Fuzz' ./...)"; \
