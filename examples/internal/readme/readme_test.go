@@ -80,7 +80,7 @@ func TestUsageCompiles(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, goCommand(), "vet", "-overlay", overlayFile, ".")
+	cmd := exec.CommandContext(ctx, goCommand(), "build", "-overlay", overlayFile, ".")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("the README's usage block does not compile: %v\n%s\n--- generated file:\n%s", err, out, src)
 	}
