@@ -1,5 +1,8 @@
 module github.com/graphstate/redcheck
 
+// The floors (README, make test-floor): Go 1.23, the first with iter.Seq2;
+// go-redis v9.16.0, the first that retries a failed dial (v9.15.0 was
+// withdrawn). Raise them only for a feature the code cannot do without.
 go 1.23.0
 
 require (
