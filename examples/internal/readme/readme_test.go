@@ -17,13 +17,19 @@ const usagePrelude = `package readme
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log"
+	"time"
 
 	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/graphstate/redcheck/redissaver"
 	"github.com/graphstate/redcheck/stream"
 	"github.com/redis/go-redis/v9"
 )
+
+// The block may use these packages, or not.
+var _, _, _ = errors.Is, log.Print, time.Now
 
 func usage(ctx context.Context) error {
 `
