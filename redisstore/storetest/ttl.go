@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/graphstate/redcheck/internal/testctx"
 	"github.com/graphstate/redcheck/redisstore"
 )
 
@@ -199,11 +200,11 @@ func ttlSweep(t *testing.T, e Env) {
 	put(t, s, ns{"kept"}, "k", v())
 	put(t, s, ns{"kept"}, "short", v(), redisstore.WithTTL(units(e, 1)))
 	advance(t, e, 2)
-	n, err := s.Sweep(t.Context())
+	n, err := s.Sweep(testctx.Context(t))
 	if err != nil || n != 6 {
 		t.Fatalf("Sweep = %d, %v; want 6", n, err)
 	}
-	if n, err := s.Sweep(t.Context()); err != nil || n != 0 {
+	if n, err := s.Sweep(testctx.Context(t)); err != nil || n != 0 {
 		t.Fatalf("second Sweep = %d, %v; want 0", n, err)
 	}
 	wantNamespaces(t, "namespaces", list(t, s, lo{}), ns{"kept"})
@@ -218,7 +219,7 @@ func ttlWritesSweep(t *testing.T, e Env) {
 	}
 	advance(t, e, 2)
 	put(t, s, ns{"other"}, "k", v())
-	if n, err := s.Sweep(t.Context()); err != nil || n != 0 {
+	if n, err := s.Sweep(testctx.Context(t)); err != nil || n != 0 {
 		t.Fatalf("Sweep after a write = %d, %v; want 0 (the write swept)", n, err)
 	}
 }

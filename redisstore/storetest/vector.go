@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/graphstate/redcheck/internal/testctx"
 	"github.com/graphstate/redcheck/redisstore"
 	"github.com/graphstate/redcheck/redisstore/embed"
 )
@@ -272,7 +273,7 @@ func vecScores(t *testing.T, e Env) {
 		put(t, s, ns{"test"}, "doc", v("key0", "aaa"), redisstore.WithIndex("key0", "key1"))
 		got := search(t, s, nil, redisstore.SearchOptions{Query: query})
 		wantLen(t, query, got, 1)
-		vecs, err := emb.Embed(t.Context(), []string{"aaa", query})
+		vecs, err := emb.Embed(testctx.Context(t), []string{"aaa", query})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -318,7 +319,7 @@ func vecJSONPaths(t *testing.T, e Env) {
 	if got := search(t, s, ns{"p"}, redisstore.SearchOptions{Query: "guava", Limit: 1}); len(got) != 1 || got[0].Key != "d" {
 		t.Fatalf("guava: %q", keysOf(got))
 	}
-	wantErr(t, "bad path", s.Put(t.Context(), ns{"p"}, "e", v(), redisstore.WithIndex("a[")), redisstore.ErrInvalidArgument)
+	wantErr(t, "bad path", s.Put(testctx.Context(t), ns{"p"}, "e", v(), redisstore.WithIndex("a[")), redisstore.ErrInvalidArgument)
 	_, err := redisstore.New(nil, redisstore.Options{})
 	wantErr(t, "nil client", err, redisstore.ErrInvalidOptions)
 }
@@ -326,7 +327,7 @@ func vecJSONPaths(t *testing.T, e Env) {
 func vecNoEmbedder(t *testing.T, e Env) {
 	s := store(t, e)
 	put(t, s, ns{"n"}, "k", v("text", "hello"), redisstore.WithIndex("text"))
-	_, err := s.Search(t.Context(), ns{"n"}, redisstore.SearchOptions{Query: "hello"})
+	_, err := s.Search(testctx.Context(t), ns{"n"}, redisstore.SearchOptions{Query: "hello"})
 	wantErr(t, "query without an embedder", err, redisstore.ErrNoEmbedder)
 	wantLen(t, "no query", search(t, s, ns{"n"}, redisstore.SearchOptions{}), 1)
 }
@@ -361,9 +362,9 @@ func vecEmbedderErrors(t *testing.T, e Env) {
 	}
 	for name, emb := range cases {
 		s := e.New(t, redisstore.Options{Embedder: emb, Dims: 4})
-		err := s.Put(t.Context(), ns{"x"}, "k", v("text", "hi"))
+		err := s.Put(testctx.Context(t), ns{"x"}, "k", v("text", "hi"))
 		wantErr(t, name+": put", err, redisstore.ErrEmbedding)
-		_, err = s.Search(t.Context(), ns{"x"}, redisstore.SearchOptions{Query: "hi"})
+		_, err = s.Search(testctx.Context(t), ns{"x"}, redisstore.SearchOptions{Query: "hi"})
 		wantErr(t, name+": search", err, redisstore.ErrEmbedding)
 		if name == "error" && !errors.Is(err, boom) {
 			t.Fatalf("the embedder's error is not wrapped: %v", err)
