@@ -68,7 +68,7 @@ type Result struct {
 //     apart from the others), then each search and each namespace listing
 //     as Search and ListNamespaces run them (bounded steps);
 //   - then the writes (puts and deletes), in order, in one atomic script
-//     when there are at most 128 of them (and at most 1 MiB), else in
+//     when there are at most 64 of them (and at most 1 MiB), else in
 //     several scripts of that size, one after the other.
 //
 // Reads therefore see the store as it was before the batch's writes, as

@@ -11,6 +11,7 @@ import (
 
 	"github.com/graphstate/redcheck/internal/redistest"
 	"github.com/graphstate/redcheck/redisstore"
+	"github.com/graphstate/redcheck/scripts"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -102,6 +103,10 @@ func (m *blockMeter) read(t testing.TB) (ping, slow time.Duration, cmd string) {
 		name := ""
 		if len(args) > 0 {
 			name, _ = args[0].(string)
+			if len(args) > 1 {
+				sha, _ := args[1].(string)
+				name += " " + shaName(sha)
+			}
 		}
 		if d := time.Duration(us) * time.Microsecond; d > slow {
 			slow, cmd = d, name
@@ -273,3 +278,13 @@ func (z zeroEmbedder) Embed(_ context.Context, texts []string) ([][]float32, err
 	return out, nil
 }
 
+
+// shaName names the store script with this SHA1, if any.
+func shaName(sha string) string {
+	for name, sc := range map[string]*redis.Script{"write": scripts.StoreWrite, "get": scripts.StoreGet, "scan": scripts.StoreScan, "list": scripts.StoreList} {
+		if sc.Hash() == sha {
+			return name
+		}
+	}
+	return ""
+}

@@ -157,7 +157,7 @@ func prepareDelete(ns []string, key string) (*write, error) {
 // Bounds of one write script: at most writeChunk operations and about
 // writeBytes bytes of values and vectors (one operation may exceed it).
 const (
-	writeChunk = 128
+	writeChunk = 64
 	writeBytes = 1 << 20
 )
 

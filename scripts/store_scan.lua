@@ -113,7 +113,7 @@ while steps > 0 and spent < budget do
     local n = math.min(room, 64)
     local chunk = {}
     if n > 0 then chunk = redis.call('ZREVRANGE', nkey, from, from + n - 1, 'WITHSCORES') end
-    local cut = false
+    local cut, stale = false, false
     for i = 1, #chunk, 2 do
       if spent >= budget then
         cut = true
@@ -127,6 +127,7 @@ while steps > 0 and spent < budget do
         if not r[1] then
           redis.call('ZREM', nkey, k)
           redis.call('ZREM', base .. 'x:' .. ns, k)
+          stale = true
         else
           taken = taken + 1
           local e = {ns .. ':' .. k, r[1], false, false, false}
@@ -153,7 +154,8 @@ while steps > 0 and spent < budget do
     else
       finished = #chunk < 2 * n
     end
-    if finished then drop_if_empty(m, ns) end
+    -- A namespace that gave a live item is not empty: no need to look.
+    if finished and (stale or taken == 0) then drop_if_empty(m, ns) end
   end
   if finished then
     score, last, taken = '', '', 0
