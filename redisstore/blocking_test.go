@@ -278,7 +278,6 @@ func (z zeroEmbedder) Embed(_ context.Context, texts []string) ([][]float32, err
 	return out, nil
 }
 
-
 // shaName names the store script with this SHA1, if any.
 func shaName(sha string) string {
 	for name, sc := range map[string]*redis.Script{"write": scripts.StoreWrite, "get": scripts.StoreGet, "scan": scripts.StoreScan, "list": scripts.StoreList} {
