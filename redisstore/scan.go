@@ -38,35 +38,42 @@ type scanCursor struct {
 func (s *Store) scan(ctx context.Context, lo, hi string, perNS int, mode string, fn func(scanEntry)) error {
 	var cur scanCursor
 	for {
-		res, err := s.run(ctx, scripts.StoreScan, []any{s.base, lo, hi, cur.member, cur.score, cur.last,
-			cur.taken, perNS, mode, scanBytes, scanSteps}).Slice()
-		if err != nil {
-			return redisErr("search", err)
-		}
-		if len(res) < 5 {
-			return errorf(ErrCorrupt, "scan script replied %d fields", len(res))
-		}
-		done, ok1 := res[0].(int64)
-		m, ok2 := res[1].(string)
-		sc, ok3 := res[2].(string)
-		last, ok4 := res[3].(string)
-		taken, ok5 := res[4].(int64)
-		if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 {
-			return errorf(ErrCorrupt, "scan script replied cursor %v", res[:5])
-		}
-		cur = scanCursor{m, sc, last, taken}
-		for _, r := range res[5:] {
-			if e, ok := decodeScanEntry(r); ok {
-				fn(e)
-			}
-		}
-		if done == 1 {
-			return nil
+		done, err := s.scanStep(ctx, lo, hi, perNS, mode, scanSteps, &cur, fn)
+		if err != nil || done {
+			return err
 		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 	}
+}
+
+// scanStep runs one step of a walk of at most steps entries, from cur,
+// which it moves on, and reports whether the walk is over.
+func (s *Store) scanStep(ctx context.Context, lo, hi string, perNS int, mode string, steps int, cur *scanCursor, fn func(scanEntry)) (bool, error) {
+	res, err := s.run(ctx, scripts.StoreScan, []any{s.base, lo, hi, cur.member, cur.score, cur.last,
+		cur.taken, perNS, mode, scanBytes, steps}).Slice()
+	if err != nil {
+		return false, redisErr("search", err)
+	}
+	if len(res) < 5 {
+		return false, errorf(ErrCorrupt, "scan script replied %d fields", len(res))
+	}
+	done, ok1 := res[0].(int64)
+	m, ok2 := res[1].(string)
+	sc, ok3 := res[2].(string)
+	last, ok4 := res[3].(string)
+	taken, ok5 := res[4].(int64)
+	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 {
+		return false, errorf(ErrCorrupt, "scan script replied cursor %v", res[:5])
+	}
+	*cur = scanCursor{m, sc, last, taken}
+	for _, r := range res[5:] {
+		if e, ok := decodeScanEntry(r); ok {
+			fn(e)
+		}
+	}
+	return done == 1, nil
 }
 
 // decodeScanEntry reads one entry of the scan script; false for one the

@@ -15,7 +15,7 @@
 -- ARGV[9] -> fields to return per item: "u" (UpdatedAt only), "uw" (and vectors), "uv" (and
 --            value), "uvw" (both)
 -- ARGV[10] -> budget: bytes to return at most (an item costs 64 plus its fields' lengths)
--- ARGV[11] -> index entries to read at most, live or not (namespaces count one each)
+-- ARGV[11] -> index entries to read at most, live or not (namespaces count one each); at least 2
 -- Returns: {done, member, score, key, taken, entries...}: done is 1 when the walk is over; the
 --          next four are the cursor to pass back; each entry is a list {id, updated, n, w, v}
 --          (false for a field not asked for), id being the encoded namespace ":" encoded key.
@@ -100,6 +100,9 @@ while steps > 0 and spent < budget do
   local m = regs[ri]
   local ns = nsof(m)
   if m ~= member then
+    -- Enter a namespace only with room to read in it: a cursor at a namespace with no score
+    -- means the namespace is done.
+    if steps < 2 then break end
     member, score, last, taken = m, '', '', 0
     steps = steps - 1
   end
