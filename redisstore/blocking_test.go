@@ -146,20 +146,30 @@ func TestBoundedWork(t *testing.T) {
 			Value: map[string]any{"i": i}, Options: []redisstore.PutOption{redisstore.NoIndex()}})
 	}
 	m := newBlockMeter(t, rdb)
-	m.reset(t)
-	if _, err := s.Batch(ctx, ops); err != nil {
-		t.Fatal(err)
-	}
-	check := func(name string) {
+	// measure runs call (idempotent) and checks the worst PING and SLOWLOG
+	// entry. A PING outlier that SLOWLOG does not confirm is the client's
+	// own pause (GC, the race detector, a loaded machine), not Redis: the
+	// call is then measured again, three times at most.
+	measure := func(name string, call func()) {
 		t.Helper()
-		ping, slow, cmd := m.read(t)
-		t.Logf("%-44s worst PING %6.2f ms, worst SLOWLOG %6.2f ms (%s)", name, ms(ping), ms(slow), cmd)
-		if ping > limit || slow > limit {
-			t.Errorf("%s blocked Redis: PING %v, SLOWLOG %v (%s)", name, ping, slow, cmd)
+		for attempt := 1; ; attempt++ {
+			m.reset(t)
+			call()
+			ping, slow, cmd := m.read(t)
+			t.Logf("%-44s worst PING %6.2f ms, worst SLOWLOG %6.2f ms (%s)", name, ms(ping), ms(slow), cmd)
+			if slow > limit || (ping > limit && attempt == 3) {
+				t.Errorf("%s blocked Redis: PING %v, SLOWLOG %v (%s)", name, ping, slow, cmd)
+			}
+			if slow > limit || ping <= limit || attempt == 3 {
+				return
+			}
 		}
-		m.reset(t)
 	}
-	check("Batch of 20,000 puts")
+	measure("Batch of 20,000 puts", func() {
+		if _, err := s.Batch(ctx, ops); err != nil {
+			t.Fatal(err)
+		}
+	})
 
 	vecs, err := emb.Embed(ctx, texts)
 	if err != nil {
@@ -192,13 +202,18 @@ func TestBoundedWork(t *testing.T) {
 		return out
 	}
 
-	got, err := s.Search(ctx, nil, redisstore.SearchOptions{Query: "what units?", Limit: 10})
-	check("Search, query, empty prefix")
+	var (
+		got []redisstore.SearchItem
+		nss [][]string
+		res []redisstore.Result
+	)
+	measure("Search, query, empty prefix", func() { got, err = s.Search(ctx, nil, redisstore.SearchOptions{Query: "what units?", Limit: 10}) })
 	if want := brute("what units?", func(int) bool { return true }, 10); err != nil || !slices.Equal(keys(got), want) {
 		t.Fatalf("query: %v, %v; want %v", keys(got), err, want)
 	}
-	got, err = s.Search(ctx, nil, redisstore.SearchOptions{Query: "what units?", Limit: 10, Filter: map[string]any{"i": map[string]any{"$gt": 5000}}})
-	check("Search, query, $gt filter, empty prefix")
+	measure("Search, query, $gt filter, empty prefix", func() {
+		got, err = s.Search(ctx, nil, redisstore.SearchOptions{Query: "what units?", Limit: 10, Filter: map[string]any{"i": map[string]any{"$gt": 5000}}})
+	})
 	if want := brute("what units?", func(i int) bool { return i > 5000 }, 10); err != nil || !slices.Equal(keys(got), want) {
 		t.Fatalf("query with filter: %v, %v; want %v", keys(got), err, want)
 	}
@@ -211,16 +226,14 @@ func TestBoundedWork(t *testing.T) {
 	if _, err := zs.Batch(ctx, zops); err != nil {
 		t.Fatal(err)
 	}
-	m.reset(t)
-	got, err = zs.Search(ctx, nil, redisstore.SearchOptions{Query: "x", Limit: 10})
-	check("Search, query, 3,000 scores tied (other store)")
+	measure("Search, query, 3,000 scores tied (other store)", func() { got, err = zs.Search(ctx, nil, redisstore.SearchOptions{Query: "x", Limit: 10}) })
 	newest, err2 := zs.Search(ctx, nil, redisstore.SearchOptions{Limit: 10})
 	if err != nil || err2 != nil || len(got) != 10 || !slices.Equal(keys(got), keys(newest)) || *got[0].Score != 0 {
 		t.Fatalf("ties: %v %v, newest %v, %v", keys(got), err, keys(newest), err2)
 	}
-	m.reset(t)
-	got, err = s.Search(ctx, nil, redisstore.SearchOptions{Limit: redisstore.MaxSearchLimit, Offset: redisstore.MaxSearchOffset})
-	check("Search, newest, Limit and Offset at the caps")
+	measure("Search, newest, Limit and Offset at the caps", func() {
+		got, err = s.Search(ctx, nil, redisstore.SearchOptions{Limit: redisstore.MaxSearchLimit, Offset: redisstore.MaxSearchOffset})
+	})
 	if err != nil || len(got) != redisstore.MaxSearchLimit {
 		t.Fatalf("newest at the caps: %d, %v", len(got), err)
 	}
@@ -229,18 +242,21 @@ func TestBoundedWork(t *testing.T) {
 			t.Fatalf("newest first: out of order at %d", i)
 		}
 	}
-	got, err = s.Search(ctx, nil, redisstore.SearchOptions{Filter: map[string]any{"kind": "none"}})
-	check("Search, newest, filter matching nothing")
+	measure("Search, newest, filter matching nothing", func() {
+		got, err = s.Search(ctx, nil, redisstore.SearchOptions{Filter: map[string]any{"kind": "none"}})
+	})
 	if err != nil || len(got) != 0 {
 		t.Fatalf("filter matching nothing: %d, %v", len(got), err)
 	}
-	nss, err := s.ListNamespaces(ctx, redisstore.ListNamespacesOptions{Suffix: []string{"nothing"}})
-	check("ListNamespaces, suffix matching nothing")
+	measure("ListNamespaces, suffix matching nothing", func() {
+		nss, err = s.ListNamespaces(ctx, redisstore.ListNamespacesOptions{Suffix: []string{"nothing"}})
+	})
 	if err != nil || len(nss) != 0 {
 		t.Fatalf("suffix: %v, %v", nss, err)
 	}
-	nss, err = s.ListNamespaces(ctx, redisstore.ListNamespacesOptions{Prefix: []string{"*", "n09999"}})
-	check("ListNamespaces, wildcard prefix")
+	measure("ListNamespaces, wildcard prefix", func() {
+		nss, err = s.ListNamespaces(ctx, redisstore.ListNamespacesOptions{Prefix: []string{"*", "n09999"}})
+	})
 	if err != nil || len(nss) != 1 {
 		t.Fatalf("wildcard: %v, %v", nss, err)
 	}
@@ -248,8 +264,7 @@ func TestBoundedWork(t *testing.T) {
 	for i := range 2000 {
 		reads = append(reads, redisstore.GetOp{Namespace: []string{"users", fmt.Sprintf("u%05d", i), "memories"}, Key: fmt.Sprint("m", i)})
 	}
-	res, err := s.Batch(ctx, reads)
-	check("Batch of 2,000 gets")
+	measure("Batch of 2,000 gets", func() { res, err = s.Batch(ctx, reads) })
 	if err != nil || res[1999].Item == nil {
 		t.Fatalf("batch gets: %v", err)
 	}
