@@ -147,9 +147,10 @@ func TestBoundedWork(t *testing.T) {
 	}
 	m := newBlockMeter(t, rdb)
 	// measure runs call (idempotent) and checks the worst PING and SLOWLOG
-	// entry. A PING outlier that SLOWLOG does not confirm is the client's
-	// own pause (GC, the race detector, a loaded machine), not Redis: the
-	// call is then measured again, three times at most.
+	// entry. An unbounded script blocks Redis every time it runs; a single
+	// outlier is the machine's (a loaded 2-core machine deschedules
+	// redis-server or the client mid-step, GC, the race detector): over the
+	// limit, the call is measured again, and fails after three outliers.
 	measure := func(name string, call func()) {
 		t.Helper()
 		for attempt := 1; ; attempt++ {
@@ -157,10 +158,11 @@ func TestBoundedWork(t *testing.T) {
 			call()
 			ping, slow, cmd := m.read(t)
 			t.Logf("%-44s worst PING %6.2f ms, worst SLOWLOG %6.2f ms (%s)", name, ms(ping), ms(slow), cmd)
-			if slow > limit || (ping > limit && attempt == 3) {
-				t.Errorf("%s blocked Redis: PING %v, SLOWLOG %v (%s)", name, ping, slow, cmd)
+			if ping <= limit && slow <= limit {
+				return
 			}
-			if slow > limit || ping <= limit || attempt == 3 {
+			if attempt == 3 {
+				t.Errorf("%s blocked Redis: PING %v, SLOWLOG %v (%s)", name, ping, slow, cmd)
 				return
 			}
 		}
