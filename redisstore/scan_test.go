@@ -3,7 +3,7 @@ package redisstore
 import (
 	"context"
 	"fmt"
-	"slices"
+	"strings"
 	"testing"
 
 	"github.com/graphstate/redcheck/internal/redistest"
@@ -71,17 +71,11 @@ func checkScanResumes(t *testing.T, rdb redis.UniversalClient) {
 	}
 }
 
-// encodedNSOf returns the encoded namespace of a registry member.
+// encodedNSOf returns the encoded namespace of a registry member: what
+// follows its first 0x00 0x00.
 func encodedNSOf(member string) string {
-	at := slices.Index([]byte(member), 0)
-	for at >= 0 && at+1 < len(member) && member[at+1] != 0 {
-		next := slices.Index([]byte(member[at+1:]), 0)
-		if next < 0 {
-			return ""
-		}
-		at += 1 + next
-	}
-	return member[at+2:]
+	_, ns, _ := strings.Cut(member, "\x00\x00")
+	return ns
 }
 
 func TestScanResumesMiniredis(t *testing.T) {
