@@ -55,7 +55,7 @@ func benchStore(b *testing.B, opts redisstore.Options) (*redisstore.Store, *redi
 func clearStore(b *testing.B, s *redisstore.Store) {
 	ctx := context.Background()
 	for {
-		items, err := s.Search(ctx, nil, redisstore.SearchOptions{Limit: 2000})
+		items, err := s.Search(ctx, nil, redisstore.SearchOptions{Limit: redisstore.MaxSearchLimit})
 		if err != nil || len(items) == 0 {
 			return
 		}

@@ -56,7 +56,7 @@ func run(ctx context.Context, rdb *redis.Client) (err error) {
 		Fields:   []string{"text"},
 		TTL:      30 * 24 * time.Hour, // memories fade after a month without use...
 		// ...unless they are recalled: reads extend their TTL.
-		RefreshOnRead: true,
+		RefreshOnRead: redisstore.RefreshOn,
 	})
 	if err != nil {
 		return err

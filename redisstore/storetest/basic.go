@@ -166,9 +166,9 @@ func valueRoundTrip(t *testing.T, e Env) {
 	if f, ok := it.Value["float"].(float64); !ok || f != 2.5 {
 		t.Errorf("2.5 comes back as %T %v", it.Value["float"], it.Value["float"])
 	}
-	put(t, s, ns{"rt"}, "nil", nil)
-	if got := get(t, s, ns{"rt"}, "nil"); got == nil || len(got.Value) != 0 || got.Value == nil {
-		t.Fatalf("nil value: %+v", got)
+	put(t, s, ns{"rt"}, "empty", map[string]any{})
+	if got := get(t, s, ns{"rt"}, "empty"); got == nil || len(got.Value) != 0 || got.Value == nil {
+		t.Fatalf("empty value: %+v", got)
 	}
 }
 

@@ -132,7 +132,7 @@ func vecUpdate(t *testing.T, e Env) {
 // test_vector_search_with_filters, with and without refresh.
 func vecFilters(t *testing.T, e Env) {
 	for _, refresh := range []redisstore.Refresh{redisstore.RefreshOn, redisstore.RefreshOff} {
-		s := e.New(t, redisstore.Options{Embedder: hashing(t), Dims: kitDims, TTL: units(e, 100), RefreshOnRead: true})
+		s := e.New(t, redisstore.Options{Embedder: hashing(t), Dims: kitDims, TTL: units(e, 100), RefreshOnRead: redisstore.RefreshOn})
 		docs := []struct {
 			k string
 			v map[string]any
@@ -327,9 +327,18 @@ func vecJSONPaths(t *testing.T, e Env) {
 func vecNoEmbedder(t *testing.T, e Env) {
 	s := store(t, e)
 	put(t, s, ns{"n"}, "k", v("text", "hello"), redisstore.WithIndex("text"))
-	_, err := s.Search(testctx.Context(t), ns{"n"}, redisstore.SearchOptions{Query: "hello"})
-	wantErr(t, "query without an embedder", err, redisstore.ErrNoEmbedder)
-	wantLen(t, "no query", search(t, s, ns{"n"}, redisstore.SearchOptions{}), 1)
+	put(t, s, ns{"n"}, "k2", v("text", "bye", "kind", "x"))
+	// LangGraph ignores the query: the plain search, newest first, no scores.
+	got := search(t, s, ns{"n"}, redisstore.SearchOptions{Query: "hello"})
+	wantKeys(t, "query without an embedder", got, "k2", "k")
+	for _, it := range got {
+		if it.Score != nil {
+			t.Fatalf("%s has a score without an embedder", it.Key)
+		}
+	}
+	got = search(t, s, ns{"n"}, redisstore.SearchOptions{Query: "hello", Filter: v("kind", "x"), Limit: 1})
+	wantKeys(t, "query, filter and limit without an embedder", got, "k2")
+	wantLen(t, "no query", search(t, s, ns{"n"}, redisstore.SearchOptions{}), 2)
 }
 
 type funcEmbedder func(ctx context.Context, texts []string) ([][]float32, error)
