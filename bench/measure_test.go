@@ -25,12 +25,14 @@ func TestMeasureBoundedByOps(t *testing.T) {
 
 func TestMeasureBoundedByTime(t *testing.T) {
 	start := time.Now()
-	row, err := measure(context.Background(), pass{impl: "x", op: "slow", conc: 2, maxOps: 1_000_000, budget: 50 * time.Millisecond,
+	row, err := measure(context.Background(), pass{impl: "x", op: "slow", conc: 2, maxOps: 1_000_000, budget: 300 * time.Millisecond,
 		do: func(context.Context, int, int) error { time.Sleep(5 * time.Millisecond); return nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := time.Since(start); d > time.Second || row.N == 0 || row.N > 40 {
+	// At most 2 callers × 300 ms / 5 ms; a loaded machine sleeps longer, so
+	// only the bounds are checked.
+	if d := time.Since(start); d > 3*time.Second || row.N == 0 || row.N > 120 {
 		t.Errorf("%d operations in %v", row.N, d)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os/exec"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -21,39 +23,74 @@ import (
 // running the race detector.
 const blockLimit = 50 * time.Millisecond
 
-// pingLoop PINGs on a connection of its own until stopped and returns the
-// worst latency it saw.
+// pingLoop measures the latency a second client sees while an operation
+// runs: redis-cli --latency (a process of its own, so that the test's own
+// garbage collector and scheduler do not count as Redis blocking), one
+// sample of one second after another, until stopped; without redis-cli, a
+// PING loop on a connection of its own. stop returns the worst latency.
 func pingLoop(t *testing.T, addr string) (stop func() time.Duration) {
 	t.Helper()
-	c := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 1})
 	var worst atomic.Int64
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
+	cli, err := exec.LookPath("redis-cli")
+	host, port, _ := strings.Cut(addr, ":")
 	go func() {
 		defer wg.Done()
+		if err != nil {
+			goPingLoop(t, addr, done, &worst)
+			return
+		}
 		for {
+			out, err := exec.Command(cli, "-h", host, "-p", port, "--latency", "--raw", "-i", "1").Output()
+			if err != nil {
+				t.Errorf("redis-cli --latency: %v", err)
+				return
+			}
+			var lo, hi int64
+			var avg float64
+			var samples int
+			if _, err := fmt.Sscan(string(out), &lo, &hi, &avg, &samples); err != nil {
+				t.Errorf("redis-cli --latency printed %q: %v", out, err)
+				return
+			}
+			if d := hi * int64(time.Millisecond); d > worst.Load() {
+				worst.Store(d)
+			}
 			select {
 			case <-done:
 				return
 			default:
 			}
-			start := time.Now()
-			if err := c.Ping(context.Background()).Err(); err != nil {
-				t.Error(err)
-				return
-			}
-			if d := int64(time.Since(start)); d > worst.Load() {
-				worst.Store(d)
-			}
-			time.Sleep(time.Millisecond)
 		}
 	}()
 	return func() time.Duration {
 		close(done)
 		wg.Wait()
-		_ = c.Close()
 		return time.Duration(worst.Load())
+	}
+}
+
+// goPingLoop PINGs on a connection of its own until done.
+func goPingLoop(t *testing.T, addr string, done <-chan struct{}, worst *atomic.Int64) {
+	c := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 1})
+	defer c.Close()
+	for {
+		select {
+		case <-done:
+			return
+		default:
+		}
+		start := time.Now()
+		if err := c.Ping(context.Background()).Err(); err != nil {
+			t.Error(err)
+			return
+		}
+		if d := int64(time.Since(start)); d > worst.Load() {
+			worst.Store(d)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 
@@ -78,13 +115,96 @@ func slowest(t *testing.T, rdb *redis.Client) (time.Duration, string) {
 	return worst, what
 }
 
-// TestBoundedAtScale builds a thread of 20,000 checkpoints, each with a
-// write, then walks its delta history and deletes it while another
-// connection PINGs: the worst PING and the worst SLOWLOG entry stay within
-// blockLimit, and the results are checked.
+// scaleChain writes a chain of n checkpoints on thread th, all of run
+// "run-"+th: "log" is a delta channel seeded at the root and written once
+// per step; "msgs" gets a new value every 100 steps. It returns the last
+// config.
+func scaleChain(t *testing.T, s *redissaver.Saver, th string, n int) checkpoint.Config {
+	t.Helper()
+	ctx := context.Background()
+	cfg := checkpoint.Config{ThreadID: th}
+	var msgs string
+	for i := range n {
+		cp := checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(), ChannelValues: map[string]any{}, ChannelVersions: map[string]string{}}
+		nv := map[string]string{}
+		if i == 0 {
+			cp.ChannelValues["log"] = checkpoint.DeltaSnapshot{Value: "seed"}
+			cp.ChannelVersions["log"], nv["log"] = "1", "1"
+		}
+		if i%100 == 0 {
+			msgs = s.NextVersion(msgs)
+			cp.ChannelValues["msgs"] = fmt.Sprint("m", i)
+			nv["msgs"] = msgs
+		}
+		cp.ChannelVersions["msgs"] = msgs
+		var err error
+		if cfg, err = s.Put(ctx, cfg, cp, checkpoint.Metadata{"step": i, "run_id": "run-" + th}, nv); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.PutWrites(ctx, cfg, []checkpoint.Write{{Channel: "log", Value: i}}, "task", ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return cfg
+}
+
+// reader reads the latest checkpoint of a thread in a loop until stopped,
+// and reports any answer but want (want "" accepts not found) or
+// ErrNotFound, and ErrDataLoss always.
+func reader(t *testing.T, s *redissaver.Saver, th string, want func() string) (stop func() int) {
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	var reads atomic.Int64
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			tup, err := s.GetTuple(context.Background(), checkpoint.Config{ThreadID: th})
+			reads.Add(1)
+			switch w := want(); {
+			case errors.Is(err, checkpoint.ErrNotFound):
+			case err != nil:
+				t.Errorf("reader of %s: %v", th, err)
+				return
+			case w != "" && tup.Checkpoint.ID != w:
+				t.Errorf("reader of %s: latest %s, want %s", th, tup.Checkpoint.ID, w)
+				return
+			}
+		}
+	}()
+	return func() int {
+		close(done)
+		wg.Wait()
+		return int(reads.Load())
+	}
+}
+
+// count lists a thread and counts its checkpoints.
+func count(t *testing.T, s *redissaver.Saver, th string) int {
+	t.Helper()
+	n := 0
+	for _, err := range s.List(context.Background(), checkpoint.ListQuery{ThreadID: th}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	return n
+}
+
+// TestBoundedAtScale builds two threads of 20,000 checkpoints, then runs
+// every whole-thread operation while another connection PINGs and another
+// goroutine reads the thread's latest checkpoint: the worst PING and the
+// worst SLOWLOG entry stay within blockLimit, the reader never sees an
+// older or a partial checkpoint, and each operation's result is checked.
 func TestBoundedAtScale(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds 20,000 checkpoints")
+		t.Skip("builds 40,000 checkpoints")
 	}
 	const n = 20000
 	addr := redistest.StartServer(t, "--slowlog-log-slower-than", "5000")
@@ -93,57 +213,138 @@ func TestBoundedAtScale(t *testing.T) {
 	s := newSaver(t, rdb, redissaver.Options{})
 	ctx := context.Background()
 
-	// A chain of n checkpoints, each with a write to the delta channel
-	// "log", seeded at the root.
 	start := time.Now()
-	deltaChain(t, s, "big", n)
-	t.Logf("built %d checkpoints in %v", n, time.Since(start))
+	var last, runs checkpoint.Config
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); last = scaleChain(t, s, "big", n) }()
+	go func() { defer wg.Done(); runs = scaleChain(t, s, "runs", n) }()
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	t.Logf("built 2 x %d checkpoints in %v", n, time.Since(start))
 	slowest(t, rdb)
+	latest := func(id string) func() string { return func() string { return id } }
+	var copied atomic.Bool
 
 	ops := []struct {
-		name string
-		run  func() error
+		name, thread string
+		want         func() string
+		run          func() error
 	}{
-		{"delta channel history", func() error {
+		{"delta channel history", "big", latest(last.CheckpointID), func() error {
 			h, err := s.DeltaChannelHistory(ctx, checkpoint.Config{ThreadID: "big"}, []string{"log"})
 			if err != nil {
 				return err
 			}
-			if got := h["log"]; !got.HasSeed || len(got.Writes) != n-1 {
+			if got := h["log"]; !got.HasSeed || got.Seed != "seed" || len(got.Writes) != n-1 {
 				return fmt.Errorf("history: seed %v, %d writes, want %d", got.HasSeed, len(got.Writes), n-1)
 			}
 			return nil
 		}},
-		{"delete thread", func() error {
-			if err := s.DeleteThread(ctx, "big"); err != nil {
+		{"verify", "big", latest(last.CheckpointID), func() error {
+			res, err := s.Verify(ctx, "big")
+			if err != nil {
 				return err
 			}
-			if _, err := s.GetTuple(ctx, checkpoint.Config{ThreadID: "big"}); !errors.Is(err, checkpoint.ErrNotFound) {
-				return fmt.Errorf("GetTuple after delete: %v", err)
-			}
-			keys, err := rdb.Keys(ctx, s.Layout().ThreadBase("big")+":g:*").Result()
-			if err != nil || len(keys) != 0 {
-				return fmt.Errorf("keys left: %d %v", len(keys), err)
-			}
-			if n := rdb.ZCard(ctx, s.Layout().All(s.Layout().Shard("big"))).Val(); n != 0 {
-				return fmt.Errorf("%d shard index entries left", n)
+			if len(res.Violations) != 0 || res.Checkpoints != n {
+				return fmt.Errorf("verify: %d checkpoints, violations %v", res.Checkpoints, res.Violations)
 			}
 			return nil
+		}},
+		{"copy thread", "copy", func() string {
+			if copied.Load() {
+				return last.CheckpointID
+			}
+			return ""
+		}, func() error {
+			if err := s.CopyThread(ctx, "big", "copy"); err != nil {
+				return err
+			}
+			copied.Store(true)
+			if got := count(t, s, "copy"); got != n {
+				return fmt.Errorf("copy holds %d checkpoints, want %d", got, n)
+			}
+			a, err := s.GetTuple(ctx, last)
+			if err != nil {
+				return err
+			}
+			b, err := s.GetTuple(ctx, checkpoint.Config{ThreadID: "copy", CheckpointID: last.CheckpointID})
+			if err != nil {
+				return err
+			}
+			if fmt.Sprint(a.Checkpoint, a.Metadata, a.PendingWrites) != fmt.Sprint(b.Checkpoint, b.Metadata, b.PendingWrites) {
+				return fmt.Errorf("copy differs:\n%v\n%v", a, b)
+			}
+			return nil
+		}},
+		{"prune keep_latest", "big", latest(last.CheckpointID), func() error {
+			if err := s.Prune(ctx, []string{"big"}, checkpoint.PruneKeepLatest); err != nil {
+				return err
+			}
+			if got := count(t, s, "big"); got != 1 {
+				return fmt.Errorf("%d checkpoints left, want 1", got)
+			}
+			tup, err := s.GetTuple(ctx, checkpoint.Config{ThreadID: "big"})
+			if err != nil || tup.Checkpoint.ChannelValues["msgs"] != fmt.Sprint("m", (n-1)/100*100) {
+				return fmt.Errorf("latest after prune: %v, %v", tup, err)
+			}
+			return nil
+		}},
+		{"delete for runs", "runs", func() string { return "" }, func() error {
+			if err := s.DeleteForRuns(ctx, []string{"run-runs"}); err != nil {
+				return err
+			}
+			if _, err := s.GetTuple(ctx, runs); !errors.Is(err, checkpoint.ErrNotFound) {
+				return fmt.Errorf("GetTuple after delete for runs: %v", err)
+			}
+			return nil
+		}},
+		{"delete thread", "copy", func() string { return "" }, func() error {
+			if err := s.DeleteThread(ctx, "copy"); err != nil {
+				return err
+			}
+			if _, err := s.GetTuple(ctx, checkpoint.Config{ThreadID: "copy"}); !errors.Is(err, checkpoint.ErrNotFound) {
+				return fmt.Errorf("GetTuple after delete: %v", err)
+			}
+			return nil
+		}},
+		{"sweep", "big", latest(last.CheckpointID), func() error {
+			_, err := s.Sweep(ctx)
+			return err
 		}},
 	}
 	for _, op := range ops {
 		stop := pingLoop(t, addr)
+		stopReader := reader(t, s, op.thread, op.want)
 		began := time.Now()
 		err := op.run()
 		took := time.Since(began)
+		reads := stopReader()
 		ping := stop()
 		slow, what := slowest(t, rdb)
-		t.Logf("%s: %v; worst PING %v; worst SLOWLOG entry %v %s", op.name, took, ping, slow, what)
+		t.Logf("%s: %v; %d concurrent reads; worst PING %v; worst SLOWLOG entry %v %s", op.name, took, reads, ping, slow, what)
 		if err != nil {
 			t.Errorf("%s: %v", op.name, err)
 		}
 		if ping > blockLimit || slow > blockLimit {
 			t.Errorf("%s blocked Redis: worst PING %v, worst SLOWLOG entry %v (%s); limit %v", op.name, ping, slow, what, blockLimit)
 		}
+	}
+	// Only the pruned thread is left: its head, indexes, one checkpoint and
+	// the values it points to.
+	keys, err := rdb.Keys(ctx, s.Layout().Prefix()+":*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var data []string
+	for _, k := range keys {
+		if !strings.HasSuffix(k, ":events") && !strings.HasSuffix(k, ":feed") && !strings.HasSuffix(k, ":meta") {
+			data = append(data, k)
+		}
+	}
+	if len(data) != 9 {
+		t.Errorf("%d data keys left, want 9 (registry, shard index, run index, head, ns set, thread index, ns index, checkpoint, values): %v", len(data), data)
 	}
 }

@@ -101,7 +101,7 @@ type CheckResult struct {
 // call of a check does bounded work.
 const (
 	checkPage  = 1000
-	checkBatch = 256
+	checkBatch = 128
 )
 
 // Check verifies the stored data of one thread, or of every thread of the

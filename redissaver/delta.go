@@ -13,7 +13,7 @@ import (
 
 // deltaBudget is the number of ancestors one step of DeltaChannelHistory
 // visits at most.
-const deltaBudget = 500
+const deltaBudget = 250
 
 // DeltaChannelHistory returns, for each of channels, the writes since its
 // nearest seed: it walks from the parent of the checkpoint cfg (the latest

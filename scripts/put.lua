@@ -21,7 +21,8 @@
 -- then n checkpoint hash field/value pairs, then m blob field/value pairs
 -- Returns: 1 when the checkpoint is new, 0 when it replaced one with the same id (whose pending writes are
 --          kept), 2 for a re-sent call. Errors, raised before anything is written: "DATALOSS ..." when the
---          thread's head or registry entry is missing; "REPARENT ..." when the id exists with another parent.
+--          thread's head or registry entry is missing; "REPARENT ..." when the id exists with another parent;
+--          "NOVALUE ..." when a channel version the checkpoint names, and does not write, has no stored value.
 -- Work bound: O(n + m + e) for the write, plus at most 16 units of reclaim and one expired thread retired.
 local sb, enct, encns, id, parent = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local ttl = tonumber(ARGV[8])
@@ -32,7 +33,7 @@ local now = now_ms()
 local gen, state, detail = thread_state(sb, enct, now)
 if state == 'lost' then return dataloss(detail) end
 local newgen = state ~= 'live'
-if state == 'expired' then retire(sb, enct, gen, now) end
+local oldgen = gen
 if newgen then gen = ARGV[6] end
 
 local gb = sb .. 't:' .. enct .. ':g:' .. gen
@@ -41,23 +42,48 @@ local cp = nb .. ':cp:' .. id
 local member = id .. '\0' .. enct .. '\0' .. encns .. '\0' .. gen
 
 -- Checks, before the first write.
-local fresh = 1
+local old = {false, false, false, false}
 if not newgen then
-  local old = redis.call('HMGET', cp, 'v', 'p', 'o', 'r')
+  old = redis.call('HMGET', cp, 'v', 'p', 'o', 'r')
   if old[1] then
     if old[3] == ARGV[7] then return 2 end
     if (old[2] or '') ~= parent then
       return redis.error_reply('REPARENT checkpoint ' .. id .. ' exists with parent "' .. (old[2] or '') ..
         '", not "' .. parent .. '"')
     end
-    fresh = 0
-    if old[4] and old[4] ~= KEYS[7] then redis.call('SREM', old[4], member) end
-    local stale = {}
-    for _, f in ipairs(redis.call('HKEYS', cp)) do
-      if string.sub(f, 1, 2) ~= 'w:' then stale[#stale + 1] = f end
-    end
-    if #stale > 0 then chunked('HDEL', cp, stale, 1000) end
   end
+end
+-- Every channel version the checkpoint names and does not write must have a stored value.
+local writing, unchanged = {}, {}
+for i = at + 2 * n, at + 2 * n + 2 * m - 1, 2 do writing[ARGV[i]] = true end
+for i = at, at + 2 * n - 1, 2 do
+  if string.sub(ARGV[i], 1, 2) == 'c:' then
+    local f = blob_field(string.sub(ARGV[i], 3), ARGV[i + 1])
+    if not writing[f] then unchanged[#unchanged + 1] = f end
+  end
+end
+if #unchanged > 0 then
+  local have = {}
+  if not newgen then have = chunked('HMGET', nb .. ':blobs', unchanged, 1000) end
+  for i = 1, #unchanged do
+    if not have[i] then
+      return redis.error_reply('NOVALUE channel version ' .. unchanged[i] .. ' has no stored value in its namespace: ' ..
+        'list it in newVersions')
+    end
+  end
+end
+
+-- Writes.
+if state == 'expired' then retire(sb, enct, oldgen, now) end
+local fresh = 1
+if old[1] then
+  fresh = 0
+  if old[4] and old[4] ~= KEYS[7] then redis.call('SREM', old[4], member) end
+  local stale = {}
+  for _, f in ipairs(redis.call('HKEYS', cp)) do
+    if string.sub(f, 1, 2) ~= 'w:' then stale[#stale + 1] = f end
+  end
+  if #stale > 0 then chunked('HDEL', cp, stale, 1000) end
 end
 
 local fields = {'o', ARGV[7]}

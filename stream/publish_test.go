@@ -91,7 +91,7 @@ func everyWriteAnnounced(t *testing.T, rdb redis.UniversalClient) {
 		ChannelVersions: map[string]string{"messages": "2", "cfg": "1"}}
 	parent := checkpoint.NewID()
 	cfg, err := s.Put(ctx, checkpoint.Config{ThreadID: th, CheckpointNS: "sub:1", CheckpointID: parent}, cp,
-		checkpoint.Metadata{"step": 3, "source": "loop", "run_id": "run-1"}, map[string]string{"messages": "2"})
+		checkpoint.Metadata{"step": 3, "source": "loop", "run_id": "run-1"}, map[string]string{"messages": "2", "cfg": "1"})
 	if err != nil {
 		t.Fatal(err)
 	}
