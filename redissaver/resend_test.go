@@ -261,4 +261,3 @@ func TestSpecialWritesResent(t *testing.T) {
 		})
 	}
 }
-
