@@ -125,6 +125,20 @@ func (p *replyDropper) forward(c net.Conn) {
 	<-done
 }
 
+// resendSetup puts a replyDropper in front of the server of direct and
+// returns a saver whose client goes through it and re-sends a command
+// after a connection error (MaxRetries 2), its scripts loaded.
+func resendSetup(t *testing.T, c redis.UniversalClient) (direct *redis.Client, p *replyDropper, s *redissaver.Saver) {
+	t.Helper()
+	direct = c.(*redis.Client)
+	p = newReplyDropper(t, direct.Options().Addr)
+	rdb := redis.NewClient(&redis.Options{Addr: p.addr(), MaxRetries: 2, MinRetryBackoff: time.Millisecond, MaxRetryBackoff: 5 * time.Millisecond})
+	t.Cleanup(func() { _ = rdb.Close() })
+	s = newSaver(t, rdb, redissaver.Options{})
+	must(t, s.LoadScripts(context.Background()))
+	return direct, p, s
+}
+
 // TestNothingResentTwice: a Put or PutWrites whose reply is lost after
 // Redis ran its script is sent again by go-redis (MaxRetries, on the
 // connection error) on a new connection. The saver's call token makes the
@@ -134,13 +148,8 @@ func (p *replyDropper) forward(c net.Conn) {
 func TestNothingResentTwice(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
-			direct := b.client(t).(*redis.Client)
-			p := newReplyDropper(t, direct.Options().Addr)
-			rdb := redis.NewClient(&redis.Options{Addr: p.addr(), MaxRetries: 2, MinRetryBackoff: time.Millisecond, MaxRetryBackoff: 5 * time.Millisecond})
-			t.Cleanup(func() { _ = rdb.Close() })
-			s := newSaver(t, rdb, redissaver.Options{})
+			direct, p, s := resendSetup(t, b.client(t))
 			ctx := context.Background()
-			must(t, s.LoadScripts(ctx))
 			events := s.Layout().Events("resent")
 
 			// lossy runs call with the next reply lost, and checks that
@@ -239,13 +248,8 @@ func TestSpecialWritesResent(t *testing.T) {
 	knownBug(t, "a re-sent PutWrites of a special channel (overwrite) publishes a second event: put_writes.lua has no call token")
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
-			direct := b.client(t).(*redis.Client)
-			p := newReplyDropper(t, direct.Options().Addr)
-			rdb := redis.NewClient(&redis.Options{Addr: p.addr(), MaxRetries: 2, MinRetryBackoff: time.Millisecond, MaxRetryBackoff: 5 * time.Millisecond})
-			t.Cleanup(func() { _ = rdb.Close() })
-			s := newSaver(t, rdb, redissaver.Options{})
+			direct, p, s := resendSetup(t, b.client(t))
 			ctx := context.Background()
-			must(t, s.LoadScripts(ctx))
 			cfg, err := s.Put(ctx, checkpoint.Config{ThreadID: "special"}, checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID()}, nil, nil)
 			if err != nil {
 				t.Fatal(err)
