@@ -7,10 +7,17 @@ SHELL := bash
 GO ?= go
 # How long `make fuzz` runs each fuzz target.
 FUZZTIME ?= 60s
+# The floor toolchain: the Go release go.mod's go directive names (1.23, the
+# first with iter.Seq2), at its latest patch. `make test-floor` downloads it
+# through the module proxy (GOTOOLCHAIN) on first use.
+FLOOR_GO ?= go1.23.12
+# staticcheck, pinned: `go run` builds it once into the module cache (it
+# needs the current toolchain, not the floor one: lint runs on the current).
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Where `make cover` writes its profile (outside the tree by default).
 COVERPROFILE ?= $(or $(TMPDIR),/tmp)/redcheck.coverprofile
 
-.PHONY: help demo test test-race soak test-short test-cluster lint fuzz fuzz-ci bench bench-quick bench-go cover
+.PHONY: help demo test test-race test-floor soak test-short test-cluster lint fuzz fuzz-ci bench bench-quick bench-go cover
 
 help: ## List the targets
 	@echo "usage: make TARGET [FUZZTIME=60s]"
@@ -22,6 +29,14 @@ demo: ## Run the quickstart example
 test: ## go vet, then all tests with the race detector (both tiers)
 	$(GO) vet ./...
 	$(GO) test -race -count=1 ./...
+
+# Without the race detector: the race run happens on the current toolchain
+# (make test); this one shows that the module builds, vets and passes on
+# its floor, with the go-redis floor go.mod requires.
+test-floor: ## go vet, then all tests (no race detector) on the floor toolchain FLOOR_GO
+	GOTOOLCHAIN=$(FLOOR_GO) $(GO) version
+	GOTOOLCHAIN=$(FLOOR_GO) $(GO) vet ./...
+	GOTOOLCHAIN=$(FLOOR_GO) $(GO) test -count=1 ./...
 
 test-cluster: ## Redis Cluster tests (3+3 local cluster: kit, failover, ...), race detector
 	REDCHECK_CLUSTER=1 $(GO) test -race -count=1 -run Cluster ./...
@@ -35,10 +50,11 @@ soak: ## 10-minute soak on a dedicated redis-server: Redis memory and goroutines
 test-short: ## All tests, without the race detector
 	$(GO) test -count=1 ./...
 
-lint: ## Fail on unformatted files (gofmt -l), then go vet
+lint: ## Fail on unformatted files (gofmt -l), then go vet, then staticcheck (default checks)
 	@unformatted="$$(gofmt -l .)"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed on:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
 
 fuzz: ## Run every Fuzz* target in the tree for FUZZTIME each
 	@list="$$($(GO) test -list '^Fuzz' ./...)"; \

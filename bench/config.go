@@ -124,7 +124,7 @@ func parseConfig(args []string) (config, error) {
 // without duplicates.
 func parseInts(s string, parse func(string) (int, error)) ([]int, error) {
 	var out []int
-	for f := range strings.SplitSeq(s, ",") {
+	for _, f := range strings.Split(s, ",") {
 		f = strings.TrimSpace(f)
 		if f == "" {
 			continue

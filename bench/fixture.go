@@ -152,7 +152,7 @@ func usedMemory(ctx context.Context, c *redis.Client) (used, dataset int64, err 
 
 // infoField returns the integer field name of an INFO reply.
 func infoField(info, name string) (int64, error) {
-	for line := range strings.Lines(info) {
+	for _, line := range strings.Split(info, "\n") {
 		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
 		if ok && k == name {
 			return strconv.ParseInt(v, 10, 64)
@@ -163,7 +163,7 @@ func infoField(info, name string) (int64, error) {
 
 // infoString returns the field name of an INFO reply, or "".
 func infoString(info, name string) string {
-	for line := range strings.Lines(info) {
+	for _, line := range strings.Split(info, "\n") {
 		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok && k == name {
 			return v
 		}

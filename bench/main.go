@@ -78,12 +78,12 @@ func run(ctx context.Context, cfg config, stdout, log io.Writer) error {
 	load0 := loadAvg()
 	redisURL, serverNote := cfg.redisURL, "REDIS_URL"
 	if redisURL == "" {
-		srv, err := startRedis(ctx)
+		srv, err := startRedis()
 		if err != nil {
 			return err
 		}
-		defer srv.stop()
-		redisURL, serverNote = "redis://"+srv.addr, "started by the harness on "+srv.addr+" (no persistence)"
+		defer srv.Stop()
+		redisURL, serverNote = "redis://"+srv.Addr(), "started by the harness on "+srv.Addr()+" (no persistence)"
 	}
 	opt, err := redis.ParseURL(redisURL)
 	if err != nil {
@@ -297,7 +297,7 @@ func isLoopback(host string) bool {
 func cpuModel() string {
 	b, err := os.ReadFile("/proc/cpuinfo")
 	if err == nil {
-		for line := range strings.Lines(string(b)) {
+		for _, line := range strings.Split(string(b), "\n") {
 			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
 				return strings.TrimSpace(v)
 			}

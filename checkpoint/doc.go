@@ -18,15 +18,42 @@
 //
 // # Saving
 //
-// Saver.Put stores a checkpoint; the Config passed to it names the PARENT
-// checkpoint, and the returned Config names the stored one. Only the channels
+// Saver.Put stores a checkpoint; the Config passed to it names the parent
+// checkpoint (build it with Parent, or Root for the first checkpoint of a
+// thread), and the returned Config names the stored one. Only the channels
 // listed in newVersions have their values written: a saver keeps one value
 // per (thread, namespace, channel, version) and rebuilds ChannelValues from
-// ChannelVersions when it reads a checkpoint back. Saver.PutWrites stores the
-// pending writes of a task against a checkpoint: regular writes are
-// insert-if-absent (so a repeated call is idempotent), the four special
-// channels (ErrorChannel, ScheduledChannel, InterruptChannel, ResumeChannel)
-// overwrite.
+// ChannelVersions when it reads a checkpoint back. Next builds the
+// checkpoint of the next super-step from the previous one and returns the
+// newVersions to pass with it; Empty is where a thread starts:
+//
+//	cp, newVersions := checkpoint.Next(checkpoint.Empty(), input, saver.NextVersion)
+//	stored, err := saver.Put(ctx, checkpoint.Root(threadID, ""), cp, md, newVersions)
+//	...
+//	cp, newVersions = checkpoint.Next(cp, changed, saver.NextVersion)
+//	stored, err = saver.Put(ctx, checkpoint.Parent(stored), cp, md, newVersions)
+//
+// Saver.PutWrites stores the pending writes of a task against a checkpoint:
+// regular writes are insert-if-absent (so a repeated call is idempotent), the
+// four special channels (ErrorChannel, ScheduledChannel, InterruptChannel,
+// ResumeChannel) overwrite.
+//
+// # Listing: the first error ends the iteration
+//
+// Saver.List returns an iter.Seq2[*Tuple, error]. An error is yielded once,
+// with a nil tuple, and is the LAST thing yielded: the listing is over, and
+// a loop must return (or break) on it, never continue.
+//
+//	for tup, err := range saver.List(ctx, q) {
+//		if err != nil {
+//			return err // the listing stopped here
+//		}
+//		use(tup)
+//	}
+//
+// Package stream's Subscribe is the other kind: it yields a transient error
+// and goes on (it reconnects), so there a loop that returns on an error gives
+// up the subscription; read its documentation.
 //
 // # Capabilities
 //

@@ -10,10 +10,15 @@ var (
 	ErrInvalidConfig = errors.New("checkpoint: invalid config")
 	// ErrInvalidCheckpoint is returned when a checkpoint, its metadata or a
 	// write cannot be stored as given (a malformed ID, metadata that is not
-	// JSON, a value the serializer cannot encode).
+	// JSON, a value the serializer cannot encode), before anything is
+	// written.
 	ErrInvalidCheckpoint = errors.New("checkpoint: invalid checkpoint")
-	// ErrSerialization is returned when stored bytes cannot be decoded, or a
-	// value cannot be encoded.
+	// ErrSerialization is returned when a value cannot be encoded or stored
+	// bytes cannot be decoded. Serializers wrap it (with %w) in every error
+	// they return; a saver that cannot encode a value it was given returns
+	// an error wrapping both ErrInvalidCheckpoint (nothing was stored) and
+	// ErrSerialization (why), and one that cannot decode what it reads back
+	// wraps ErrSerialization.
 	ErrSerialization = errors.New("checkpoint: serialization failed")
 	// ErrDataLoss is returned when data that should exist does not: a
 	// checkpoint its index names, a value its channel version points to, a

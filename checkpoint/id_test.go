@@ -34,13 +34,15 @@ func TestNewIDConcurrent(t *testing.T) {
 	results := make([][]string, goroutines)
 	var wg sync.WaitGroup
 	for g := range goroutines {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			ids := make([]string, perG)
 			for i := range ids {
 				ids[i] = NewID()
 			}
 			results[g] = ids
-		})
+		}()
 	}
 	wg.Wait()
 	seen := make(map[string]bool, goroutines*perG)

@@ -3,11 +3,10 @@ package checkpoint
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"math"
 	"reflect"
-	"strconv"
-	"strings"
+
+	"github.com/graphstate/redcheck/internal/canonjson"
 )
 
 // JSONSerializer is a Serializer that encodes values with encoding/json,
@@ -131,63 +130,11 @@ func sameDynamic(c, e any) bool {
 }
 
 // decodeJSON decodes exactly one JSON value from data (surrounding
-// whitespace allowed) and normalises its numbers.
+// whitespace allowed) and normalises its numbers (see canonjson.Decode).
 func decodeJSON(data []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
+	v, err := canonjson.Decode(data)
+	if err != nil {
 		return nil, serWrap("json decode", err)
 	}
-	if rest := data[dec.InputOffset():]; len(bytes.TrimLeft(rest, " \t\r\n")) != 0 {
-		return nil, serErr("json decode: trailing data after value")
-	}
-	return normalizeJSON(v)
-}
-
-// normalizeJSON replaces, in place, every json.Number of a tree decoded with
-// UseNumber by an int64, uint64 or float64.
-func normalizeJSON(v any) (any, error) {
-	switch x := v.(type) {
-	case json.Number:
-		return parseJSONNumber(string(x))
-	case map[string]any:
-		for k, e := range x {
-			n, err := normalizeJSON(e)
-			if err != nil {
-				return nil, err
-			}
-			x[k] = n
-		}
-	case []any:
-		for i, e := range x {
-			n, err := normalizeJSON(e)
-			if err != nil {
-				return nil, err
-			}
-			x[i] = n
-		}
-	}
 	return v, nil
-}
-
-// parseJSONNumber converts a JSON number literal: integers (no '.', 'e' or
-// 'E') to int64 when they fit, else to uint64 when they fit; everything else
-// to float64 (an underflow rounds to 0 or a subnormal, as JSON means). A
-// literal beyond the float64 range, or not a number, gives an error wrapping
-// ErrSerialization.
-func parseJSONNumber(s string) (any, error) {
-	if !strings.ContainsAny(s, ".eE") {
-		if i, err := strconv.ParseInt(s, 10, 64); err == nil {
-			return i, nil
-		}
-		if u, err := strconv.ParseUint(s, 10, 64); err == nil {
-			return u, nil
-		}
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil && (!errors.Is(err, strconv.ErrRange) || math.IsInf(f, 0)) {
-		return nil, serWrap("json number "+strconv.Quote(truncateTag(s)), err)
-	}
-	return f, nil
 }

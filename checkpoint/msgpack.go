@@ -42,7 +42,12 @@ import (
 // than 10000 levels give an error wrapping ErrSerialization. Every declared
 // length is checked against the bytes that remain before anything is
 // allocated, so hostile input cannot make it allocate more than a small
-// multiple of its own size.
+// multiple of its own size. A differential fuzz target
+// (FuzzMsgpackDifferential) checks the reader against
+// vmihailenco/msgpack/v5's own decoder: on the same bytes both succeed with
+// structurally equal values or both fail, except for timestamps whose
+// nanoseconds are 1e9 or more, which the MessagePack spec forbids and only
+// this reader refuses.
 type MsgpackSerializer struct{}
 
 var _ Serializer = MsgpackSerializer{}

@@ -29,8 +29,10 @@ type Saver interface {
 	// of a missing ID) and when cfg.ThreadID is "".
 	GetTuple(ctx context.Context, cfg Config) (*Tuple, error)
 
-	// List yields the checkpoints selected by q, newest ID first. Iteration
-	// stops at the first error, which is yielded with a nil tuple.
+	// List yields the checkpoints selected by q, newest ID first. An error
+	// ENDS the listing: it is yielded once, with a nil tuple, and nothing
+	// follows it, so a loop returns on it (unlike stream's Subscribe, whose
+	// errors are transient).
 	List(ctx context.Context, q ListQuery) iter.Seq2[*Tuple, error]
 
 	// DeleteThread removes every checkpoint, write and channel value of the

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+
+	"github.com/graphstate/redcheck/internal/canonjson"
 )
 
 // Type tags written by MsgpackSerializer and JSONSerializer.
@@ -25,7 +27,7 @@ const (
 
 // maxDepth bounds the nesting of containers (maps, arrays) that the decoders
 // accept and the encoders produce. It matches encoding/json's own limit.
-const maxDepth = 10000
+const maxDepth = canonjson.MaxDepth
 
 // serErr returns an error wrapping ErrSerialization.
 func serErr(format string, args ...any) error {

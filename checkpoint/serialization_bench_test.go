@@ -8,7 +8,8 @@ func BenchmarkDumpsMessages(b *testing.B) {
 		msgs = append(msgs, map[string]any{"role": "ai", "content": "hello there, how can I help you today? here is a longer line of text.", "id": "abc", "type": "ai"})
 	}
 	b.ReportAllocs()
-	for b.Loop() {
+	b.ResetTimer()
+	for range b.N {
 		if _, _, err := (MsgpackSerializer{}).DumpsTyped(msgs); err != nil {
 			b.Fatal(err)
 		}
@@ -22,7 +23,8 @@ func BenchmarkLoadsMessages(b *testing.B) {
 	}
 	typ, data, _ := (MsgpackSerializer{}).DumpsTyped(msgs)
 	b.ReportAllocs()
-	for b.Loop() {
+	b.ResetTimer()
+	for range b.N {
 		if _, err := (MsgpackSerializer{}).LoadsTyped(typ, data); err != nil {
 			b.Fatal(err)
 		}

@@ -7,9 +7,9 @@ package checkpoint
 // Implementations must round-trip nil, bool, integers (as int64), floats (as
 // float64), strings, []byte, []any, map[string]any, Go structs (as
 // map[string]any) and DeltaSnapshot, which must come back as a DeltaSnapshot
-// and stay distinct from a plain value. LoadsTyped returns an error wrapping
-// ErrSerialization for an unknown type tag or corrupted bytes; it never
-// panics.
+// and stay distinct from a plain value. DumpsTyped returns an error wrapping
+// ErrSerialization for a value it cannot encode; LoadsTyped returns one for
+// an unknown type tag or corrupted bytes. Neither panics.
 type Serializer interface {
 	DumpsTyped(v any) (typ string, data []byte, err error)
 	LoadsTyped(typ string, data []byte) (any, error)

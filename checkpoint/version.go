@@ -54,7 +54,10 @@ func NextVersion(current string) string {
 // formatVersion zero-pads digits to width and appends the random suffix.
 func formatVersion(digits string, width int) string {
 	var r [4]byte
-	_, _ = rand.Read(r[:]) // crypto/rand.Read never fails (Go 1.24+)
+	// crypto/rand.Read does not fail on the systems Go supports (and never
+	// does from Go 1.24 on); were it to, the suffix would be zeros, which
+	// still makes a valid, greater version.
+	_, _ = rand.Read(r[:])
 	pad := max(0, width-len(digits))
 	return strings.Repeat("0", pad) + digits + "." + hex.EncodeToString(r[:])
 }

@@ -63,7 +63,8 @@ func BenchmarkEvalShaFloor(b *testing.B) {
 			arg := strings.Repeat("a", size)
 			ctr.Reset()
 			b.ReportAllocs()
-			for b.Loop() {
+			b.ResetTimer()
+			for range b.N {
 				if err := rdb.EvalSha(ctx, sha, []string{"k"}, arg).Err(); err != nil {
 					b.Fatal(err)
 				}
@@ -85,7 +86,8 @@ func BenchmarkPut(b *testing.B) {
 			version := ""
 			ctr.Reset()
 			b.ReportAllocs()
-			for b.Loop() {
+			b.ResetTimer()
+			for range b.N {
 				version = s.NextVersion(version)
 				msgs = append(msgs[:min(len(msgs), 40)], map[string]any{"role": "ai", "content": "hello there, how can I help?"})
 				cp := checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(), TS: "2026-11-22T11:00:00Z",
@@ -112,7 +114,8 @@ func BenchmarkPutWrites(b *testing.B) {
 	ctr.Reset()
 	b.ReportAllocs()
 	i := 0
-	for b.Loop() {
+	b.ResetTimer()
+	for range b.N {
 		i++
 		if err := s.PutWrites(ctx, cfg, writes, fmt.Sprint("task-", i), ""); err != nil {
 			b.Fatal(err)
@@ -154,7 +157,8 @@ func BenchmarkGetTuple(b *testing.B) {
 			ctx := context.Background()
 			ctr.Reset()
 			b.ReportAllocs()
-			for b.Loop() {
+			b.ResetTimer()
+			for range b.N {
 				if _, err := s.GetTuple(ctx, checkpoint.Config{ThreadID: "bench-get"}); err != nil {
 					b.Fatal(err)
 				}
@@ -168,7 +172,8 @@ func BenchmarkGetTuple(b *testing.B) {
 			ctr.Reset()
 			b.ReportAllocs()
 			i := 0
-			for b.Loop() {
+			b.ResetTimer()
+			for range b.N {
 				i++
 				if _, err := s.GetTuple(ctx, checkpoint.Config{ThreadID: "bench-get", CheckpointID: ids[i%len(ids)]}); err != nil {
 					b.Fatal(err)
@@ -188,7 +193,8 @@ func BenchmarkList(b *testing.B) {
 			ns := ""
 			ctr.Reset()
 			b.ReportAllocs()
-			for b.Loop() {
+			b.ResetTimer()
+			for range b.N {
 				for _, err := range s.List(ctx, checkpoint.ListQuery{ThreadID: "bench-list", CheckpointNS: &ns, Limit: limit}) {
 					if err != nil {
 						b.Fatal(err)
@@ -208,7 +214,8 @@ func BenchmarkDeltaHistory(b *testing.B) {
 	ctx := context.Background()
 	b.Run("script", func(b *testing.B) {
 		ctr.Reset()
-		for b.Loop() {
+		b.ResetTimer()
+		for range b.N {
 			h, err := s.DeltaChannelHistory(ctx, head, []string{"log"})
 			if err != nil || len(h["log"].Writes) != 999 {
 				b.Fatal(err, len(h["log"].Writes))
@@ -218,7 +225,8 @@ func BenchmarkDeltaHistory(b *testing.B) {
 	})
 	b.Run("gettuple-walk", func(b *testing.B) {
 		ctr.Reset()
-		for b.Loop() {
+		b.ResetTimer()
+		for range b.N {
 			if n := walkHistory(b, s, head, "log"); n != 999 {
 				b.Fatal(n)
 			}

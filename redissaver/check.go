@@ -97,10 +97,11 @@ type CheckResult struct {
 }
 
 // checkPage is the page size of the shard-wide indexes, and checkBatch the
-// number of threads checked in one pipelined round trip.
+// page size of one thread's indexes, values and checkpoints: each script
+// call of a check does bounded work.
 const (
 	checkPage  = 1000
-	checkBatch = 32
+	checkBatch = 256
 )
 
 // Check verifies the stored data of one thread, or of every thread of the

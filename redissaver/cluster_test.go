@@ -402,7 +402,11 @@ func TestClusterFailover(t *testing.T) {
 	wctx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	for _, th := range threads {
-		wg.Go(func() { writeLoop(wctx, s, th, led, 50*time.Millisecond) })
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			writeLoop(wctx, s, th, led, 50*time.Millisecond)
+		}()
 	}
 	time.Sleep(time.Second)
 	before, _, _ := led.counts()

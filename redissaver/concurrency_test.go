@@ -69,7 +69,9 @@ func TestConcurrentWritersOneThread(t *testing.T) {
 			start := time.Now()
 			for g := range goroutines {
 				chain, task := g%chains, fmt.Sprint("task-", g/chains)
-				wg.Go(func() {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
 					cfg := checkpoint.Config{ThreadID: "shared"}
 					for i, id := range ids[chain] {
 						cp := checkpoint.Checkpoint{V: 4, ID: id, ChannelValues: map[string]any{"chain": chain, "i": i},
@@ -90,7 +92,7 @@ func TestConcurrentWritersOneThread(t *testing.T) {
 							return
 						}
 					}
-				})
+				}()
 			}
 			wg.Wait()
 			elapsed := time.Since(start)
@@ -139,7 +141,9 @@ func TestConcurrentWritersManyThreads(t *testing.T) {
 			written := make([][]string, goroutines)
 			start := time.Now()
 			for g := range goroutines {
-				wg.Go(func() {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
 					cfg := checkpoint.Config{ThreadID: fmt.Sprint("thread-", g)}
 					for i := range chainLen {
 						cp := checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(), ChannelValues: map[string]any{"i": i},
@@ -159,7 +163,7 @@ func TestConcurrentWritersManyThreads(t *testing.T) {
 						}
 						written[g] = append(written[g], cp.ID)
 					}
-				})
+				}()
 			}
 			wg.Wait()
 			elapsed := time.Since(start)

@@ -2,12 +2,22 @@ package redissaver
 
 import (
 	"context"
+	"errors"
 	"strings"
+	"time"
 
 	"github.com/graphstate/redcheck/keys"
 	"github.com/graphstate/redcheck/scripts"
 	"github.com/redis/go-redis/v9"
 )
+
+// copyBudget is the number of checkpoints, or of values, one page of a
+// CopyThread carries at most.
+const copyBudget = 128
+
+// copyGrace is how long a copy's staging generation may wait between two
+// steps before the sweeps may reclaim it.
+const copyGrace = 10 * time.Minute
 
 // CopyThread copies every checkpoint of the source thread, in every
 // namespace, with its ID, parent link, metadata, pending writes and channel
@@ -16,11 +26,15 @@ import (
 // and changes nothing. The source is unchanged; copying a thread that does
 // not exist is a no-op.
 //
-// Two round trips: one script reads the source as one consistent snapshot,
-// one script writes the target atomically (the two threads may live in
-// different shards, so they cannot share a script on a Cluster). The whole
-// thread travels through the client in between, so copying a very large
-// thread needs memory in proportion to it.
+// The copy proceeds in bounded pages of at most copyBudget checkpoints or
+// values, each read from the source by one script and written to the target
+// by another (the threads may live in different Cluster slots), into a
+// staging generation that no reader sees. One last script makes it the
+// target's thread, at once: readers of the target see nothing, then the
+// whole copy. Checkpoints put to the source during the copy may or may not
+// be copied; a source deleted or replaced during the copy fails it
+// (checkpoint.ErrNotFound). A copy cut off leaves the target as it was; its
+// staging generation is reclaimed by the sweeps after copyGrace.
 func (s *Saver) CopyThread(ctx context.Context, sourceThreadID, targetThreadID string) error {
 	for _, th := range []string{sourceThreadID, targetThreadID} {
 		if err := keys.ValidateThreadID(th); err != nil {
@@ -30,55 +44,151 @@ func (s *Saver) CopyThread(ctx context.Context, sourceThreadID, targetThreadID s
 	if sourceThreadID == targetThreadID {
 		return invalidConfig("cannot copy thread %q onto itself", sourceThreadID)
 	}
-	srcShard := s.layout.Shard(sourceThreadID)
-	dump, err := s.run(ctx, scripts.DumpThread, []string{s.layout.Head(sourceThreadID), s.layout.Threads(srcShard)},
-		s.layout.ShardBase(srcShard), keys.Encode(sourceThreadID)).Slice()
+	src := &copyReader{s: s, th: sourceThreadID}
+	namespaces, err := src.namespaces(ctx)
+	if err != nil || len(namespaces) == 0 {
+		return err
+	}
+	dst := &copyWriter{s: s, th: targetThreadID, gen: keys.NewGen()}
+	if err := dst.step(ctx, "begin"); err != nil {
+		return err
+	}
+	count, err := s.copyNamespaces(ctx, src, dst, namespaces)
+	if err == nil {
+		err = dst.step(ctx, append([]any{"commit", s.opts.ttlMillis(), count},
+			s.eventSpec(evType, "thread_copied", evThread, keys.Encode(targetThreadID), evSourceTh, keys.Encode(sourceThreadID))...)...)
+	}
 	if err != nil {
-		return scriptErr("copy thread: read source", err)
+		// The staging generation is reclaimed now rather than after the grace.
+		_ = dst.step(context.WithoutCancel(ctx), "abort")
+		return err
 	}
-	shard := s.layout.Shard(targetThreadID)
-	args := []any{s.layout.ShardBase(shard), keys.Encode(targetThreadID), s.opts.ttlMillis(), keys.NewGen()}
-	args = append(args, s.eventSpec(evType, "thread_copied", evThread, keys.Encode(targetThreadID), evSourceTh, keys.Encode(sourceThreadID))...)
+	return nil
+}
+
+// copyNamespaces copies the checkpoints, then the values, of each
+// namespace, and returns the number of checkpoints copied.
+func (s *Saver) copyNamespaces(ctx context.Context, src *copyReader, dst *copyWriter, namespaces []string) (int, error) {
 	count := 0
-	for _, entry := range dump {
-		parts, ok := entry.([]any)
-		if !ok || len(parts) < 2 {
-			return corrupt("thread dump entry of %T", entry)
-		}
-		if len(parts) == 2 {
-			continue // a namespace whose checkpoints all expired
-		}
-		blobs, _ := parts[1].([]any)
-		args = append(args, "ns", parts[0], len(blobs)/2)
-		args = append(args, blobs...)
-		for _, c := range parts[2:] {
-			cp, ok := c.([]any)
-			if !ok || len(cp) != 2 {
-				return corrupt("thread dump checkpoint of %T", c)
+	shard := s.layout.Shard(dst.th)
+	for _, encns := range namespaces {
+		for cursor := ""; ; {
+			res, err := src.page(ctx, "cps", encns, cursor)
+			if err != nil {
+				return 0, err
 			}
-			flat, _ := cp[1].([]any)
-			if len(flat)%2 != 0 {
-				return corrupt("thread dump checkpoint hash")
-			}
-			args = append(args, "cp", cp[0], len(flat)/2)
-			for i := 0; i < len(flat); i += 2 {
-				v := flat[i+1]
-				if flat[i] == fieldRunKey {
-					v = s.rehomeRunKey(v, shard)
+			args := []any{"cps", encns}
+			for _, c := range res[1:] {
+				cp := slice(c)
+				flat := slice(cp[1])
+				if len(cp) != 2 || len(flat)%2 != 0 {
+					return 0, corrupt("copy page checkpoint %v", c)
 				}
-				args = append(args, flat[i], v)
+				args = append(args, cp[0], len(flat)/2)
+				for i := 0; i < len(flat); i += 2 {
+					v := flat[i+1]
+					if flat[i] == fieldRunKey {
+						v = s.rehomeRunKey(v, shard)
+					}
+					args = append(args, flat[i], v)
+				}
+				count++
 			}
-			count++
+			if len(res) > 1 {
+				if err := dst.step(ctx, args...); err != nil {
+					return 0, err
+				}
+			}
+			if cursor = str(res[0]); cursor == "" {
+				break
+			}
+		}
+		for cursor := "0"; ; {
+			res, err := src.page(ctx, "blobs", encns, cursor)
+			if err != nil {
+				return 0, err
+			}
+			if len(res) > 1 {
+				if err := dst.step(ctx, append([]any{"blobs", encns}, res[1:]...)...); err != nil {
+					return 0, err
+				}
+			}
+			if cursor = str(res[0]); cursor == "0" {
+				break
+			}
 		}
 	}
-	if count == 0 {
-		return nil
+	return count, nil
+}
+
+// errSourceChanged reports a source deleted or replaced during a copy.
+var errSourceChanged = errors.New("the source thread was deleted or replaced during the copy")
+
+// copyReader reads the source of a copy in pages (copy_read.lua).
+type copyReader struct {
+	s   *Saver
+	th  string
+	gen string
+}
+
+// page reads one page; it returns {next cursor, items...}.
+func (r *copyReader) page(ctx context.Context, part, encns, cursor string) ([]any, error) {
+	shard := r.s.layout.Shard(r.th)
+	res, err := r.s.run(ctx, scripts.CopyRead, []string{r.s.layout.Head(r.th), r.s.layout.Threads(shard)},
+		r.s.layout.ShardBase(shard), keys.Encode(r.th), r.gen, part, encns, cursor, copyBudget).Slice()
+	if err != nil {
+		return nil, scriptErr("copy thread: read source", err)
 	}
-	keyList := []string{s.layout.Head(targetThreadID), s.layout.Threads(shard), s.layout.All(shard),
-		s.layout.Events(targetThreadID), s.layout.Feed(shard)}
-	err = s.run(ctx, scripts.Restore, keyList, args...).Err()
+	if len(res) == 0 {
+		return nil, corrupt("empty copy page")
+	}
+	g := str(res[0])
+	if g == "" {
+		if r.gen == "" {
+			return nil, nil // no source
+		}
+		return nil, notFound("copy thread: %v", errSourceChanged)
+	}
+	r.gen = g
+	if len(res) < 2 {
+		return nil, corrupt("copy page of %d items", len(res))
+	}
+	return res[1:], nil
+}
+
+// namespaces lists the source's namespaces; none for an unknown source.
+func (r *copyReader) namespaces(ctx context.Context) ([]string, error) {
+	var out []string
+	for cursor := "0"; ; {
+		res, err := r.page(ctx, "ns", "", cursor)
+		if err != nil || res == nil {
+			return nil, err
+		}
+		for _, m := range res[1:] {
+			out = append(out, str(m))
+		}
+		if cursor = str(res[0]); cursor == "0" {
+			return out, nil
+		}
+	}
+}
+
+// copyWriter writes the target of a copy (copy_write.lua).
+type copyWriter struct {
+	s   *Saver
+	th  string
+	gen string
+}
+
+func (w *copyWriter) step(ctx context.Context, args ...any) error {
+	shard := w.s.layout.Shard(w.th)
+	keyList := []string{w.s.layout.Head(w.th), w.s.layout.Threads(shard), w.s.layout.All(shard), w.s.layout.GC(shard),
+		w.s.layout.Events(w.th), w.s.layout.Feed(shard)}
+	phase := args[0]
+	all := append([]any{w.s.layout.ShardBase(shard), keys.Encode(w.th), w.gen, phase, copyGrace.Milliseconds()}, args[1:]...)
+	err := w.s.run(ctx, scripts.CopyWrite, keyList, all...).Err()
 	if redis.HasErrorPrefix(err, "EXISTS") {
-		return invalidConfig("target thread %q already has checkpoints", targetThreadID)
+		return invalidConfig("target thread %q already has checkpoints", w.th)
 	}
 	if err != nil {
 		return scriptErr("copy thread: write target", err)

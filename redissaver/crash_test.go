@@ -40,7 +40,11 @@ func TestCrashLosesNothingAcknowledged(t *testing.T) {
 	ctx, stop := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	for i := range writers {
-		wg.Go(func() { writeLoop(ctx, s, fmt.Sprint("crash-", i), led, 20*time.Millisecond) })
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			writeLoop(ctx, s, fmt.Sprint("crash-", i), led, 20*time.Millisecond)
+		}()
 	}
 	start := time.Now()
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
@@ -323,7 +327,11 @@ func TestCrashLedgerDetectsLoss(t *testing.T) {
 	defer stop()
 	var wg sync.WaitGroup
 	for i := range 2 {
-		wg.Go(func() { writeLoop(ctx, s, fmt.Sprint("control-", i), led, 10*time.Millisecond) })
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			writeLoop(ctx, s, fmt.Sprint("control-", i), led, 10*time.Millisecond)
+		}()
 	}
 	wg.Wait()
 	srv.Kill()

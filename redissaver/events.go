@@ -1,6 +1,7 @@
 package redissaver
 
 import (
+	"slices"
 	"time"
 
 	"github.com/graphstate/redcheck/checkpoint"
@@ -115,6 +116,7 @@ func (s *Saver) checkpointEvent(cfg checkpoint.Config, cp checkpoint.Checkpoint,
 	for ch := range newVersions {
 		names = append(names, ch)
 	}
+	slices.Sort(names) // exact bytes: the format's vectors pin them
 	ev = append(ev, evChannels, joinNames(names))
 	if s.opts.Events.IncludeValues {
 		// blobs are BlobField(ch, ver), stored value pairs. A value within

@@ -9,6 +9,10 @@ import (
 	"github.com/graphstate/redcheck/scripts"
 )
 
+// pruneBudget is the number of namespaces, ancestors or index entries one
+// step of a PruneKeepLatest visits at most.
+const pruneBudget = 256
+
 // Prune applies strategy to each thread of threadIDs.
 //
 // checkpoint.PruneKeepLatest keeps, in each namespace, the newest checkpoint
@@ -19,40 +23,136 @@ import (
 // goes, values no kept checkpoint points to included. Running it now and
 // then keeps a long-lived thread's memory bounded by its latest state.
 //
+// It works in bounded steps of at most pruneBudget namespaces, ancestors or
+// checkpoints each (prune.lua, then blob_gc.lua for the values), one round
+// trip per step. Readers meanwhile see each older checkpoint either whole or
+// gone, and the newest always whole; checkpoints put during the pruning are
+// kept. Cut off, it leaves such a state; call it again to finish.
+//
 // checkpoint.PruneDelete removes the threads, as DeleteThread does.
 //
-// With PruneKeepLatest each thread is one atomic script, and the threads run
-// in one pipelined round trip; its work grows with the thread (not yet
-// bounded). PruneDelete deletes each thread as DeleteThread does, in bounded
-// steps. An empty list and unknown threads are no-ops. Errors:
+// An empty list and unknown threads are no-ops. Errors:
 // checkpoint.ErrInvalidConfig for an unknown strategy or an empty or
-// over-long thread ID.
+// over-long thread ID; checkpoint.ErrDataLoss for missing data the pruning
+// needs.
 func (s *Saver) Prune(ctx context.Context, threadIDs []string, strategy checkpoint.PruneStrategy) error {
 	if strategy != checkpoint.PruneKeepLatest && strategy != checkpoint.PruneDelete {
 		return invalidConfig("unknown prune strategy %q", strategy)
 	}
-	calls := make([]scriptCall, 0, len(threadIDs))
 	for _, th := range threadIDs {
 		if err := keys.ValidateThreadID(th); err != nil {
 			return invalidConfig("%v", err)
 		}
-		calls = append(calls, s.threadCall(th, evType, "pruned", evThread, keys.Encode(th), evStrategy, string(strategy)))
 	}
-	if len(calls) == 0 {
-		return nil
-	}
-	if strategy == checkpoint.PruneDelete {
-		for _, th := range threadIDs {
-			if err := s.DeleteThread(ctx, th); err != nil {
-				return fmt.Errorf("redissaver: prune (%s): %w", strategy, err)
-			}
+	for _, th := range threadIDs {
+		var err error
+		if strategy == checkpoint.PruneDelete {
+			err = s.DeleteThread(ctx, th)
+		} else {
+			err = s.pruneKeepLatest(ctx, th)
 		}
-		return nil
-	}
-	if _, err := s.runPipelined(ctx, scripts.Prune, calls); err != nil {
-		return scriptErr(fmt.Sprintf("prune (%s)", strategy), err)
+		if err != nil {
+			return fmt.Errorf("redissaver: prune (%s): %w", strategy, err)
+		}
 	}
 	return nil
+}
+
+// pruner runs the steps of prune.lua on one thread.
+type pruner struct {
+	s    *Saver
+	th   string
+	call scriptCall // keys and the shard base and thread arguments
+	gen  string
+}
+
+// step runs one step; gone reports a thread deleted, expired or replaced
+// since the first step.
+func (p *pruner) step(ctx context.Context, phase string, args ...any) (reply []any, gone bool, err error) {
+	all := append([]any{p.call.args[0], p.call.args[1], p.gen, phase}, args...)
+	res, err := p.s.run(ctx, scripts.Prune, p.call.keys, all...).Slice()
+	if err != nil {
+		return nil, false, scriptErr("prune", err)
+	}
+	if len(res) == 0 {
+		return nil, false, corrupt("empty prune reply")
+	}
+	g := str(res[0])
+	if g == "" {
+		return nil, true, nil
+	}
+	p.gen = g
+	return res[1:], false, nil
+}
+
+func (s *Saver) pruneKeepLatest(ctx context.Context, th string) error {
+	c := s.threadCall(th)
+	p := &pruner{s: s, th: th, call: scriptCall{keys: []string{c.keys[0], c.keys[1], c.keys[3], c.keys[4]}, args: c.args}}
+	var namespaces []string
+	for cursor := "0"; ; {
+		res, gone, err := p.step(ctx, "namespaces", cursor, "", pruneBudget, "")
+		if err != nil || gone {
+			return err
+		}
+		cursor = str(res[0])
+		for _, ns := range res[1:] {
+			namespaces = append(namespaces, str(ns))
+		}
+		if cursor == "0" {
+			break
+		}
+	}
+	deleted := 0
+	var refs []nsRef
+	shard := s.layout.Shard(th)
+	for _, encns := range namespaces {
+		// Plan: the keep set.
+		var latest string
+		var open []any
+		for cursor := ""; ; {
+			args := append([]any{encns, cursor, pruneBudget, latest}, open...)
+			res, gone, err := p.step(ctx, "plan", args...)
+			if err != nil || gone {
+				return err
+			}
+			if len(res) < 2 {
+				return corrupt("prune plan reply %v", res)
+			}
+			cursor, latest, open = str(res[0]), str(res[1]), res[2:]
+			if cursor == "" {
+				break
+			}
+		}
+		if latest == "" {
+			continue // a namespace emptied meanwhile
+		}
+		// Drop what is not kept.
+		for cursor := ""; ; {
+			res, gone, err := p.step(ctx, "drop", encns, cursor, pruneBudget, latest)
+			if err != nil || gone {
+				return err
+			}
+			if len(res) != 2 {
+				return corrupt("prune drop reply %v", res)
+			}
+			n, _ := res[1].(int64)
+			deleted += int(n)
+			if cursor = str(res[0]); cursor == "" {
+				break
+			}
+		}
+		refs = append(refs, nsRef{shard: shard, enct: keys.Encode(th), gen: p.gen, encns: encns})
+	}
+	if err := s.collectValues(ctx, "prune", refs); err != nil {
+		return err
+	}
+	args := []any{deleted, "", pruneBudget, ""}
+	args = append(args, s.eventSpec(evType, "pruned", evThread, keys.Encode(th), evStrategy, string(checkpoint.PruneKeepLatest))...)
+	for _, ns := range namespaces {
+		args = append(args, ns)
+	}
+	_, _, err := p.step(ctx, "finish", args...)
+	return err
 }
 
 // threadCall builds the keys and arguments shared by delete_thread.lua and

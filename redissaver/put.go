@@ -3,7 +3,9 @@ package redissaver
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/graphstate/redcheck/checkpoint"
@@ -189,7 +191,8 @@ func (s *Saver) checkpointFields(parent string, cp checkpoint.Checkpoint, md che
 // blobArgs builds the blob field/value pairs of the channels in newVersions.
 func (s *Saver) blobArgs(cp checkpoint.Checkpoint, newVersions map[string]string) ([]string, error) {
 	out := make([]string, 0, 2*len(newVersions))
-	for ch, ver := range newVersions {
+	for _, ch := range slices.Sorted(maps.Keys(newVersions)) { // in channel order: events are deterministic
+		ver := newVersions[ch]
 		stored := "" // the empty marker: the channel has this version but no value
 		if v, ok := cp.ChannelValues[ch]; ok {
 			enc, err := s.encodeValue(v)

@@ -7,42 +7,81 @@ import (
 	"github.com/graphstate/redcheck/scripts"
 )
 
+// runBudget is the number of run index members one step of DeleteForRuns
+// acts on at most.
+const runBudget = 256
+
 // DeleteForRuns deletes every checkpoint, in every thread and namespace,
 // whose metadata "run_id" is one of runIDs, with its pending writes and the
 // channel values no remaining checkpoint points to. Checkpoints are found
 // through a run index kept by Put, never by scanning keys. A child whose
 // parent is deleted stays, with its ParentConfig still naming the parent.
 //
-// Each shard is one atomic script; the shards run in one pipelined round
-// trip (one per node on a Cluster), so a failure can leave some shards done
-// and others not: the call is idempotent, repeat it. Empty and unknown run
-// IDs are no-ops; run IDs longer than keys.MaxRunIDLen cannot have been
-// indexed and are ignored.
+// It works in bounded steps: each step deletes at most runBudget
+// checkpoints of one run in one shard (each checkpoint with its index
+// entries, atomically), and the first step of every (shard, run) goes in one
+// pipelined round trip. Then the values the deleted checkpoints alone
+// pointed to are removed, per namespace, in bounded mark and sweep steps
+// (blob_gc.lua). Readers meanwhile see each checkpoint either whole or gone.
+// Cut off, the call leaves a state readers handle (some checkpoints of the
+// runs deleted, some values not yet removed); repeat it to finish: it is
+// idempotent. Empty and unknown run IDs are no-ops; run IDs longer than
+// keys.MaxRunIDLen cannot have been indexed and are ignored.
 func (s *Saver) DeleteForRuns(ctx context.Context, runIDs []string) error {
-	perShard := map[int][]string{}
 	var valid []string
 	for _, r := range runIDs {
-		if keys.ValidateRunID(r) != nil {
-			continue
-		}
-		valid = append(valid, r)
-		for n := 0; n < s.layout.Shards(); n++ {
-			perShard[n] = append(perShard[n], s.layout.Run(n, r))
+		if keys.ValidateRunID(r) == nil {
+			valid = append(valid, r)
 		}
 	}
-	if len(perShard) == 0 {
+	if len(valid) == 0 {
 		return nil
 	}
+	type runShard struct {
+		shard int
+		key   string
+	}
+	var pending []runShard
+	for n := 0; n < s.layout.Shards(); n++ {
+		for _, r := range valid {
+			pending = append(pending, runShard{n, s.layout.Run(n, r)})
+		}
+	}
 	ev := s.eventSpec()
-	calls := make([]scriptCall, 0, len(perShard))
-	for n, runKeys := range perShard {
-		calls = append(calls, scriptCall{
-			keys: append([]string{s.layout.All(n)}, runKeys...),
-			args: []any{s.layout.ShardBase(n), ev[0], ev[1], joinNames(valid)},
-		})
+	names := joinNames(valid)
+	touched := map[nsRef]bool{}
+	var refs []nsRef
+	for len(pending) > 0 {
+		calls := make([]scriptCall, len(pending))
+		for i, p := range pending {
+			calls[i] = scriptCall{keys: []string{p.key}, args: []any{s.layout.ShardBase(p.shard), runBudget, ev[0], ev[1], names}}
+		}
+		cmds, err := s.runPipelined(ctx, scripts.DeleteRuns, calls)
+		if err != nil {
+			return scriptErr("delete for runs", err)
+		}
+		next := pending[:0:0]
+		for i, cmd := range cmds {
+			res, err := cmd.Slice()
+			if err != nil {
+				return scriptErr("delete for runs", err)
+			}
+			left, ok := res[0].(int64)
+			if !ok || len(res)%3 != 1 {
+				return corrupt("delete runs reply %v", res)
+			}
+			for j := 1; j+2 < len(res); j += 3 {
+				r := nsRef{shard: pending[i].shard, enct: str(res[j]), gen: str(res[j+1]), encns: str(res[j+2])}
+				if !touched[r] {
+					touched[r] = true
+					refs = append(refs, r)
+				}
+			}
+			if left > 0 {
+				next = append(next, pending[i])
+			}
+		}
+		pending = next
 	}
-	if _, err := s.runPipelined(ctx, scripts.DeleteRuns, calls); err != nil {
-		return scriptErr("delete for runs", err)
-	}
-	return nil
+	return s.collectValues(ctx, "delete for runs", refs)
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/graphstate/redcheck/keys"
-	"github.com/graphstate/redcheck/scripts"
 )
 
 // Op is one operation of Batch: a GetOp, PutOp, DeleteOp, SearchOp or
@@ -20,7 +19,8 @@ type GetOp struct {
 	RefreshTTL Refresh
 }
 
-// PutOp stores one item, as Put does.
+// PutOp stores one item, as Put does: a nil Value deletes the item, as in
+// LangGraph.
 type PutOp struct {
 	Namespace []string
 	Key       string
@@ -60,21 +60,24 @@ type Result struct {
 	Namespaces [][]string   // ListNamespacesOp
 }
 
-// Batch runs ops and returns one Result per op, in order. It is built to
-// make few round trips, whatever the number of ops:
+// Batch runs ops and returns one Result per op, in order:
 //
 //   - one Embedder call for the texts of every put and the query of every
 //     search (each distinct text once);
-//   - one pipelined round trip for every read (gets, searches, namespace
-//     listings), when there is one;
-//   - one round trip, one atomic script, for every write (puts and deletes),
-//     when there is one, after the reads.
+//   - the reads first: the gets in one script per 128 (those that refresh
+//     apart from the others), then each search and each namespace listing
+//     as Search and ListNamespaces run them (bounded steps);
+//   - then the writes (puts and deletes), in order, in one atomic script
+//     when there are at most 64 of them (and at most 1 MiB), else in
+//     several scripts of that size, one after the other.
 //
 // Reads therefore see the store as it was before the batch's writes, as
 // LangGraph's stores do. When several writes address the same item, the
 // last one wins and the others are skipped. Every op is validated before
 // anything is sent: a bad op fails the whole batch with its error (see the
-// single-op methods for the sentinels) and nothing is written.
+// single-op methods for the sentinels) and nothing is written. When a
+// write script fails after others succeeded, the error says how many
+// writes were applied.
 func (s *Store) Batch(ctx context.Context, ops []Op) ([]Result, error) {
 	results := make([]Result, len(ops))
 	var (
@@ -82,7 +85,7 @@ func (s *Store) Batch(ctx context.Context, ops []Op) ([]Result, error) {
 		getAt   [2][]int
 		reqs    []*searchReq
 		reqAt   []int
-		lists   [][]any
+		lists   []*listReq
 		listAt  []int
 		writes  []*write
 		writeAt = map[string]int{} // item -> index in writes
@@ -123,9 +126,9 @@ func (s *Store) Batch(ctx context.Context, ops []Op) ([]Result, error) {
 				reqs, reqAt = append(reqs, r), append(reqAt, i)
 			}
 		case ListNamespacesOp:
-			var args []any
-			if args, err = s.listArgs(o.Options); err == nil {
-				lists, listAt = append(lists, args), append(listAt, i)
+			var q *listReq
+			if q, err = s.prepareList(o.Options); err == nil {
+				lists, listAt = append(lists, q), append(listAt, i)
 			}
 		default:
 			err = errorf(ErrInvalidArgument, "unknown op type %T", op)
@@ -146,71 +149,35 @@ func (s *Store) Batch(ctx context.Context, ops []Op) ([]Result, error) {
 		return nil, err
 	}
 
-	// Reads: one pipeline.
-	var calls []scriptCall
+	// Reads, then writes.
 	for f := range gets {
-		if len(gets[f]) > 0 {
-			calls = append(calls, scriptCall{scripts.StoreGet, s.getArgs(f == 1, gets[f])})
+		if len(gets[f]) == 0 {
+			continue
 		}
-	}
-	for _, r := range reqs {
-		calls = append(calls, scriptCall{scripts.StoreSearch, s.searchArgs(r)})
-	}
-	for _, args := range lists {
-		calls = append(calls, scriptCall{scripts.StoreList, args})
-	}
-	if len(calls) > 0 {
-		cmds, err := s.runPipelined(ctx, calls)
+		items, err := s.getItems(ctx, f == 1, gets[f])
 		if err != nil {
-			return nil, redisErr("batch reads", err)
+			return nil, err
 		}
-		next := 0
-		for f := range gets {
-			if len(gets[f]) == 0 {
-				continue
-			}
-			res, err := cmds[next].Slice()
-			next++
-			if err != nil {
-				return nil, redisErr("batch get", err)
-			}
-			items, err := decodeGets(gets[f], res)
-			if err != nil {
-				return nil, err
-			}
-			for j, it := range items {
-				results[getAt[f][j]].Item = it
-			}
-		}
-		for j := range reqs {
-			res, err := cmds[next].Slice()
-			next++
-			if err != nil {
-				return nil, redisErr("batch search", err)
-			}
-			if results[reqAt[j]].Items, err = decodeSearch(res); err != nil {
-				return nil, err
-			}
-		}
-		for j := range lists {
-			res, err := cmds[next].StringSlice()
-			next++
-			if err != nil {
-				return nil, redisErr("batch list namespaces", err)
-			}
-			if results[listAt[j]].Namespaces, err = decodeNamespaces(res); err != nil {
-				return nil, err
-			}
+		for j, it := range items {
+			results[getAt[f][j]].Item = it
 		}
 	}
-
-	// Writes: one script.
+	for j, r := range reqs {
+		items, err := s.search(ctx, r)
+		if err != nil {
+			return nil, err
+		}
+		results[reqAt[j]].Items = items
+	}
+	for j, q := range lists {
+		nss, err := s.listNamespaces(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		results[listAt[j]].Namespaces = nss
+	}
 	if len(writes) > 0 {
-		res, err := s.run(ctx, scripts.StoreWrite, s.writeArgs(writes, sweepPerWrite)).Slice()
-		if err != nil {
-			return nil, redisErr("batch write", err)
-		}
-		if _, err := sweptCount(res); err != nil {
+		if err := s.writeAll(ctx, writes); err != nil {
 			return nil, err
 		}
 	}

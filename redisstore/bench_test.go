@@ -55,7 +55,7 @@ func benchStore(b *testing.B, opts redisstore.Options) (*redisstore.Store, *redi
 func clearStore(b *testing.B, s *redisstore.Store) {
 	ctx := context.Background()
 	for {
-		items, err := s.Search(ctx, nil, redisstore.SearchOptions{Limit: 2000})
+		items, err := s.Search(ctx, nil, redisstore.SearchOptions{Limit: redisstore.MaxSearchLimit})
 		if err != nil || len(items) == 0 {
 			return
 		}
@@ -97,7 +97,8 @@ func BenchmarkPut(b *testing.B) {
 	ctr.Reset()
 	i := 0
 	b.ReportAllocs()
-	for b.Loop() {
+	b.ResetTimer()
+	for range b.N {
 		i++
 		if err := s.Put(ctx, []string{"users", "u1", "memories"}, fmt.Sprint("m", i%1000), benchValue); err != nil {
 			b.Fatal(err)
@@ -115,7 +116,8 @@ func BenchmarkPutEmbedded384(b *testing.B) {
 	ctr.Reset()
 	i := 0
 	b.ReportAllocs()
-	for b.Loop() {
+	b.ResetTimer()
+	for range b.N {
 		i++
 		if err := s.Put(ctx, []string{"users", "u1", "memories"}, fmt.Sprint("m", i%1000), benchValue); err != nil {
 			b.Fatal(err)
@@ -132,7 +134,8 @@ func BenchmarkGet(b *testing.B) {
 	}
 	ctr.Reset()
 	b.ReportAllocs()
-	for b.Loop() {
+	b.ResetTimer()
+	for range b.N {
 		if _, err := s.Get(ctx, []string{"users", "u1", "memories"}, "m"); err != nil {
 			b.Fatal(err)
 		}
@@ -147,7 +150,8 @@ func BenchmarkSearch(b *testing.B) {
 	ctx := context.Background()
 	ctr.Reset()
 	b.ReportAllocs()
-	for b.Loop() {
+	b.ResetTimer()
+	for range b.N {
 		items, err := s.Search(ctx, []string{"users", "u0"}, redisstore.SearchOptions{})
 		if err != nil || len(items) != 10 {
 			b.Fatal(len(items), err)
@@ -164,7 +168,8 @@ func BenchmarkSearchFilter(b *testing.B) {
 	ctx := context.Background()
 	ctr.Reset()
 	b.ReportAllocs()
-	for b.Loop() {
+	b.ResetTimer()
+	for range b.N {
 		items, err := s.Search(ctx, []string{"users"}, redisstore.SearchOptions{Filter: map[string]any{"kind": "preference"}, Offset: 20})
 		if err != nil || len(items) != 10 {
 			b.Fatal(len(items), err)
@@ -180,7 +185,8 @@ func benchQuery(b *testing.B, n, dims int, filter map[string]any) {
 	ctr.Reset()
 	q := 0
 	b.ReportAllocs()
-	for b.Loop() {
+	b.ResetTimer()
+	for range b.N {
 		q++
 		items, err := s.Search(ctx, []string{"users"}, redisstore.SearchOptions{Query: fmt.Sprint("query ", q), Filter: filter})
 		if err != nil || len(items) != 10 {

@@ -22,7 +22,9 @@ func checkConcurrentUse(t *testing.T, rdb redis.UniversalClient) {
 	var wg sync.WaitGroup
 	errs := make(chan error, workers)
 	for w := range workers {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			ns := []string{"c", fmt.Sprint("w", w)}
 			for i := range each {
 				v := map[string]any{"text": fmt.Sprint("item ", i, " of ", w), "i": i, "w": w}
@@ -52,7 +54,7 @@ func checkConcurrentUse(t *testing.T, rdb redis.UniversalClient) {
 					return
 				}
 			}
-		})
+		}()
 	}
 	wg.Wait()
 	close(errs)

@@ -29,16 +29,19 @@ var (
 	ErrInvalidFilter = errors.New("redisstore: invalid filter")
 
 	// ErrInvalidArgument is returned for other bad arguments: a negative
-	// Limit, Offset, MaxDepth or TTL, a malformed field path, an unknown
-	// Refresh value.
+	// Limit, Offset, MaxDepth or TTL, a Limit or Offset above its cap
+	// (MaxSearchLimit, MaxSearchOffset, MaxListLimit, MaxListOffset), a
+	// malformed field path, an unknown Refresh value.
 	ErrInvalidArgument = errors.New("redisstore: invalid argument")
 
 	// ErrNotFound is returned by Get when no live item has the namespace and
 	// key.
 	ErrNotFound = errors.New("redisstore: item not found")
 
-	// ErrNoEmbedder is returned by Search when a query is given to a store
-	// without an Embedder.
+	// ErrNoEmbedder is no longer returned: a Search with a query on a store
+	// without an Embedder ignores the query, as LangGraph does.
+	//
+	// Deprecated: kept so that code matching it still compiles.
 	ErrNoEmbedder = errors.New("redisstore: query search needs an Embedder")
 
 	// ErrEmbedding is returned when the Embedder fails or returns vectors of

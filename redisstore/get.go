@@ -35,11 +35,7 @@ func (s *Store) Get(ctx context.Context, namespace []string, key string, opts ..
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.run(ctx, scripts.StoreGet, s.getArgs(g.refresh, []getReq{g})).Slice()
-	if err != nil {
-		return nil, redisErr("get", err)
-	}
-	items, err := decodeGets([]getReq{g}, res)
+	items, err := s.getItems(ctx, g.refresh, []getReq{g})
 	if err != nil {
 		return nil, err
 	}
@@ -62,11 +58,33 @@ func (s *Store) prepareGet(ns []string, key string, r Refresh) (getReq, error) {
 	if err := validateKey(key); err != nil {
 		return getReq{}, err
 	}
-	refresh, err := r.resolve(s.opts.RefreshOnRead)
+	refresh, err := r.resolve(s.opts.RefreshOnRead.on())
 	if err != nil {
 		return getReq{}, err
 	}
 	return getReq{ns: ns, key: key, refresh: refresh}, nil
+}
+
+// getChunk is the number of items one get script reads at most.
+const getChunk = 128
+
+// getItems reads items that share one refresh setting, getChunk per round
+// trip: nil for an absent item.
+func (s *Store) getItems(ctx context.Context, refresh bool, gs []getReq) ([]*Item, error) {
+	out := make([]*Item, 0, len(gs))
+	for from := 0; from < len(gs); from += getChunk {
+		chunk := gs[from:min(from+getChunk, len(gs))]
+		res, err := s.run(ctx, scripts.StoreGet, s.getArgs(refresh, chunk)).Slice()
+		if err != nil {
+			return nil, redisErr("get", err)
+		}
+		items, err := decodeGets(chunk, res)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, items...)
+	}
+	return out, nil
 }
 
 // getArgs are the arguments of the get script for gets that share one

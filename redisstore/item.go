@@ -39,13 +39,18 @@ type SearchItem struct {
 type Refresh int8
 
 const (
-	// RefreshDefault follows Options.RefreshOnRead.
+	// RefreshDefault follows Options.RefreshOnRead in a read, and means on
+	// in Options.RefreshOnRead.
 	RefreshDefault Refresh = iota
 	// RefreshOn extends the TTL of every item returned that has one.
 	RefreshOn
 	// RefreshOff leaves TTLs alone.
 	RefreshOff
 )
+
+// on reports whether Options.RefreshOnRead r turns refreshing on (checked
+// by New).
+func (r Refresh) on() bool { return r != RefreshOff }
 
 // resolve returns whether to refresh, given the store's default.
 func (r Refresh) resolve(def bool) (bool, error) {

@@ -50,7 +50,7 @@ func TestKeyLayout(t *testing.T) {
 	}
 	fields, _ := mr.HKeys("{app:mem}:i:users:a%3Ab:k%201")
 	slices.Sort(fields)
-	if !slices.Equal(fields, []string{"c", "n", "q", "s", "t", "u", "v", "w"}) {
+	if !slices.Equal(fields, []string{"c", "n", "t", "u", "v", "w"}) {
 		t.Errorf("item fields %v", fields)
 	}
 	fields, _ = mr.HKeys("{app:mem}:i:users:a%3Ab:plain")
@@ -87,7 +87,7 @@ func TestKeyLayout(t *testing.T) {
 
 	// Neither does expiry, once swept.
 	for _, k := range []string{"a", "b"} {
-		if err := s.Put(ctx, []string{"t", k}, k, nil, redisstore.WithTTL(time.Minute)); err != nil {
+		if err := s.Put(ctx, []string{"t", k}, k, map[string]any{}, redisstore.WithTTL(time.Minute)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -139,7 +139,7 @@ func TestManyNamespaces(t *testing.T) {
 			var want [][]string
 			for i := range 700 {
 				ns := []string{"n", string(rune('a' + i%26)), strings.Repeat("x", i%5) + string(rune('0'+i%10)), time.Duration(i).String()}
-				ops = append(ops, redisstore.PutOp{Namespace: ns, Key: "k"})
+				ops = append(ops, redisstore.PutOp{Namespace: ns, Key: "k", Value: map[string]any{}})
 				want = append(want, ns)
 			}
 			if _, err := s.Batch(ctx, ops); err != nil {

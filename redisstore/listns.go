@@ -25,40 +25,52 @@ type ListNamespacesOptions struct {
 	Offset int
 }
 
+// listSteps is the number of registry members one step of ListNamespaces
+// examines at most (store_list.lua).
+const listSteps = 500
+
 // ListNamespaces returns one page of the namespaces that hold at least one
 // live item and match opts, in order: label by label, each by its bytes, a
 // namespace before those it prefixes (Python's order of tuples of str).
-// It is one round trip: one script that walks the store's namespace index
-// from the longest literal head of opts.Prefix (the labels before its first
-// "*"), and stops as soon as the page is full. Namespaces whose items have
-// all expired are left out.
+// It walks the store's namespace registry from the longest literal head of
+// opts.Prefix (the labels before its first "*") in bounded steps, one
+// round trip each (see the package doc), and stops as soon as the page is
+// full: one round trip for a page found among the first few hundred
+// namespaces of the range. Namespaces whose items have all expired are left
+// out.
 //
 // Errors: ErrInvalidNamespace (an empty label in Prefix or Suffix),
-// ErrInvalidArgument (a negative Limit, Offset or MaxDepth), ErrCorrupt, or
-// the Redis error, wrapped.
+// ErrInvalidArgument (a negative Limit, Offset or MaxDepth, or a Limit or
+// Offset above MaxListLimit or MaxListOffset), ErrCorrupt, or the Redis
+// error, wrapped.
 func (s *Store) ListNamespaces(ctx context.Context, opts ListNamespacesOptions) ([][]string, error) {
-	args, err := s.listArgs(opts)
+	q, err := s.prepareList(opts)
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.run(ctx, scripts.StoreList, args).StringSlice()
-	if err != nil {
-		return nil, redisErr("list namespaces", err)
-	}
-	return decodeNamespaces(res)
+	return s.listNamespaces(ctx, q)
 }
 
-// listArgs validates opts and returns the arguments of the list script; see
-// store_list.lua.
-func (s *Store) listArgs(opts ListNamespacesOptions) ([]any, error) {
+// listReq is a validated ListNamespaces request.
+type listReq struct {
+	lo, hi        string
+	offset, limit int
+	tail          []any // max depth, then the prefix and suffix patterns
+}
+
+// prepareList validates opts.
+func (s *Store) prepareList(opts ListNamespacesOptions) (*listReq, error) {
 	if err := validateLabels(opts.Prefix); err != nil {
 		return nil, err
 	}
 	if err := validateLabels(opts.Suffix); err != nil {
 		return nil, err
 	}
-	if opts.Limit < 0 || opts.Offset < 0 || opts.MaxDepth < 0 {
-		return nil, errorf(ErrInvalidArgument, "Limit %d, Offset %d, MaxDepth %d: want 0 or more", opts.Limit, opts.Offset, opts.MaxDepth)
+	if opts.MaxDepth < 0 {
+		return nil, errorf(ErrInvalidArgument, "MaxDepth %d: want 0 or more", opts.MaxDepth)
+	}
+	if err := checkPage(opts.Limit, opts.Offset, MaxListLimit, MaxListOffset); err != nil {
+		return nil, err
 	}
 	limit := opts.Limit
 	if limit == 0 {
@@ -69,10 +81,41 @@ func (s *Store) listArgs(opts ListNamespacesOptions) ([]any, error) {
 		head = head[:i]
 	}
 	lo, hi := lexRange(head)
-	args := []any{s.base, lo, hi, opts.Offset, limit, opts.MaxDepth, len(opts.Prefix)}
-	args = appendPattern(args, opts.Prefix)
-	args = append(args, len(opts.Suffix))
-	return appendPattern(args, opts.Suffix), nil
+	tail := []any{opts.MaxDepth, len(opts.Prefix)}
+	tail = appendPattern(tail, opts.Prefix)
+	tail = append(tail, len(opts.Suffix))
+	return &listReq{lo: lo, hi: hi, offset: opts.Offset, limit: limit, tail: appendPattern(tail, opts.Suffix)}, nil
+}
+
+// listNamespaces runs the walk of a ListNamespaces request.
+func (s *Store) listNamespaces(ctx context.Context, q *listReq) ([][]string, error) {
+	var names []string
+	want := q.offset + q.limit
+	from, last := q.lo, ""
+	for {
+		args := append([]any{s.base, from, q.hi, listSteps, want - len(names)}, q.tail...)
+		res, err := s.run(ctx, scripts.StoreList, args).StringSlice()
+		if err != nil {
+			return nil, redisErr("list namespaces", err)
+		}
+		if len(res) == 0 {
+			return nil, errorf(ErrCorrupt, "list script replied nothing")
+		}
+		for _, name := range res[1:] {
+			if name != last && len(names) < want {
+				names = append(names, name)
+				last = name
+			}
+		}
+		if res[0] == "" || len(names) >= want {
+			break
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		from = "(" + res[0]
+	}
+	return decodeNamespaces(names[min(q.offset, len(names)):])
 }
 
 // appendPattern appends encoded labels, "*" standing for the wildcard (an

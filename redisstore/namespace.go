@@ -1,7 +1,6 @@
 package redisstore
 
 import (
-	"slices"
 	"strings"
 
 	"github.com/graphstate/redcheck/keys"
@@ -87,11 +86,6 @@ func lexRange(prefix []string) (lo, hi string) {
 	lo = "[" + string(b)
 	b[len(b)-1] = 2 // past every continuation of the last label's terminator
 	return lo, "(" + string(b)
-}
-
-// compareNS orders namespaces as the registry does: label by label, by bytes.
-func compareNS(a, b []string) int {
-	return slices.Compare(a, b)
 }
 
 // validateNamespace checks the namespace of an item: at least one label.

@@ -14,6 +14,16 @@ const (
 	DefaultSearchLimit = 10
 	// DefaultListLimit is the page size of ListNamespaces when Limit is 0.
 	DefaultListLimit = 100
+	// MaxSearchLimit and MaxSearchOffset cap SearchOptions.Limit and
+	// Offset: a Search keeps Offset+Limit candidates in the client and
+	// reads Limit items; a request above them fails with
+	// ErrInvalidArgument.
+	MaxSearchLimit  = 1000
+	MaxSearchOffset = 10000
+	// MaxListLimit and MaxListOffset cap ListNamespacesOptions.Limit and
+	// Offset, the same way.
+	MaxListLimit  = 1000
+	MaxListOffset = 100000
 	// MaxDims bounds Options.Dims.
 	MaxDims = 8192
 	// MaxValueDepth bounds the nesting of a value (objects and arrays), so
@@ -49,15 +59,17 @@ type Options struct {
 	// milliseconds.
 	TTL time.Duration
 
-	// RefreshOnRead makes Get and Search extend the TTL of the items they
-	// return, by the TTL each item was put with, unless the call says
-	// otherwise (RefreshOn, RefreshOff). Items without a TTL are unaffected.
-	RefreshOnRead bool
+	// RefreshOnRead says whether Get and Search extend the TTL of the items
+	// they return, by the TTL each item was put with, unless the call says
+	// otherwise. The zero value, RefreshDefault, means on, as LangGraph's
+	// refresh_on_read defaults to true; RefreshOff turns it off. Items
+	// without a TTL are unaffected.
+	RefreshOnRead Refresh
 
 	// Embedder, when set, turns on semantic search: Put embeds the text at
 	// Fields of each value (unless told otherwise per item), and Search
 	// ranks by cosine similarity to its Query. Without it, Put stores no
-	// vectors and a Search with a Query fails with ErrNoEmbedder.
+	// vectors and a Search ignores its Query.
 	Embedder Embedder
 
 	// Dims is the length of the Embedder's vectors (required with an
@@ -83,6 +95,9 @@ func (o Options) withDefaults() (Options, []path, error) {
 	}
 	if _, err := keys.New(o.Prefix, 1); err != nil {
 		return o, nil, errorf(ErrInvalidOptions, "prefix: %v", err)
+	}
+	if _, err := o.RefreshOnRead.resolve(true); err != nil {
+		return o, nil, errorf(ErrInvalidOptions, "RefreshOnRead: %v", err)
 	}
 	if err := validTTL(o.TTL); err != nil {
 		return o, nil, errorf(ErrInvalidOptions, "TTL: %v", err)

@@ -52,7 +52,7 @@ func TestNewValidates(t *testing.T) {
 		t.Fatalf("base %q, registry %q", s.base, s.registry)
 	}
 	fields := []string{"a", "b"}
-	s, err = New(rdb, Options{Prefix: "p:q", Embedder: zeroEmbedder{}, Dims: 3, Fields: fields, TTL: time.Minute, RefreshOnRead: true})
+	s, err = New(rdb, Options{Prefix: "p:q", Embedder: zeroEmbedder{}, Dims: 3, Fields: fields, TTL: time.Minute, RefreshOnRead: RefreshOn})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/graphstate/redcheck/checkpoint"
@@ -54,8 +55,9 @@ type write struct {
 // updates the indexes and sweeps a few index entries of expired items.
 //
 // value is stored as canonical JSON (object keys sorted, numbers
-// normalised, see checkpoint.EncodeMetadataValue); a nil map is stored as an
-// empty object.
+// normalised, see checkpoint.EncodeMetadataValue). A nil map deletes the
+// item, as a None value does in LangGraph (its options are then ignored);
+// an empty, non-nil map stores an empty object.
 //
 // Errors: ErrInvalidNamespace, ErrInvalidKey, ErrInvalidValue,
 // ErrInvalidArgument (a bad TTL or field path), ErrEmbedding, or the Redis
@@ -105,6 +107,9 @@ func (s *Store) Sweep(ctx context.Context) (int, error) {
 }
 
 func (s *Store) preparePut(ns []string, key string, value map[string]any, opts []PutOption) (*write, error) {
+	if value == nil {
+		return prepareDelete(ns, key)
+	}
 	if err := validateNamespace(ns); err != nil {
 		return nil, err
 	}
@@ -119,9 +124,6 @@ func (s *Store) preparePut(ns []string, key string, value map[string]any, opts [
 	}
 	if err := validTTL(cfg.ttl); err != nil {
 		return nil, err
-	}
-	if value == nil {
-		value = map[string]any{}
 	}
 	enc, err := checkpoint.EncodeMetadataValue(value)
 	if err != nil {
@@ -152,31 +154,64 @@ func prepareDelete(ns []string, key string) (*write, error) {
 	return &write{del: true, ns: ns, key: key}, nil
 }
 
-// applyWrites embeds and then applies ws, in order, in one script call.
+// Bounds of one write script: at most writeChunk operations and about
+// writeBytes bytes of values and vectors (one operation may exceed it).
+const (
+	writeChunk = 64
+	writeBytes = 1 << 20
+)
+
+// applyWrites embeds and then applies ws, in order: one script call for up
+// to writeChunk operations and writeBytes bytes, so one atomic round trip
+// for a few writes and several, in order, for more. When a call fails, the
+// calls before it stay applied and the error says how many operations
+// they held; no call is sent twice.
 func (s *Store) applyWrites(ctx context.Context, ws []*write) error {
 	if err := s.embedAll(ctx, ws, nil); err != nil {
 		return err
 	}
-	res, err := s.run(ctx, scripts.StoreWrite, s.writeArgs(ws, sweepPerWrite)).Slice()
-	if err != nil {
-		return redisErr("write", err)
-	}
-	_, err = sweptCount(res)
-	return err
+	return s.writeAll(ctx, ws)
 }
+
+// writeAll applies ws, embedded already, as applyWrites says.
+func (s *Store) writeAll(ctx context.Context, ws []*write) error {
+	done := 0
+	for done < len(ws) {
+		end, size := done, 0
+		for end < len(ws) && end-done < writeChunk && (end == done || size+ws[end].size() <= writeBytes) {
+			size += ws[end].size()
+			end++
+		}
+		res, err := s.run(ctx, scripts.StoreWrite, s.writeArgs(ws[done:end], sweepPerWrite)).Slice()
+		if err == nil {
+			_, err = sweptCount(res)
+		}
+		if err != nil {
+			if done > 0 {
+				return fmt.Errorf("redisstore: write: %d of %d operations applied, then: %w", done, len(ws), err)
+			}
+			return redisErr("write", err)
+		}
+		done = end
+	}
+	return nil
+}
+
+// size is the number of bytes a write sends.
+func (w *write) size() int { return len(w.value) + len(w.vecs.float) + 64 }
 
 // writeArgs are the arguments of the write script; see store_write.lua.
 func (s *Store) writeArgs(ws []*write, sweep int) []any {
-	args := make([]any, 0, 3+9*len(ws))
+	args := make([]any, 0, 3+7*len(ws))
 	args = append(args, s.base, sweep, len(ws))
 	for _, w := range ws {
 		k := keys.Encode(w.key)
 		if w.del {
-			args = append(args, "d", member(w.ns), k, 0, "", 0, "", "", "")
+			args = append(args, "d", member(w.ns), k, 0, "", 0, "")
 			continue
 		}
 		args = append(args, "p", member(w.ns), k, w.ttl.Milliseconds(), w.value,
-			w.vecs.n, w.vecs.q, w.vecs.s, w.vecs.float)
+			w.vecs.n, w.vecs.float)
 	}
 	return args
 }

@@ -2,8 +2,6 @@ package redisstore
 
 import (
 	"context"
-	"errors"
-	"strings"
 
 	"github.com/graphstate/redcheck/scripts"
 	"github.com/redis/go-redis/v9"
@@ -57,50 +55,10 @@ func (s *Store) LoadScripts(ctx context.Context) error {
 	return nil
 }
 
-var storeScripts = []*redis.Script{scripts.StoreWrite, scripts.StoreGet, scripts.StoreSearch, scripts.StoreList}
+var storeScripts = []*redis.Script{scripts.StoreWrite, scripts.StoreGet, scripts.StoreScan, scripts.StoreList}
 
 // run runs a script on the store's slot: EVALSHA, then EVAL when Redis does
 // not have it cached.
 func (s *Store) run(ctx context.Context, sc *redis.Script, args []any) *redis.Cmd {
 	return sc.Run(ctx, s.rdb, []string{s.registry}, args...)
-}
-
-// runPipelined runs several script calls in one pipeline, one round trip
-// (all keys share the store's slot, so one node serves them). When Redis
-// lacks a script, it loads the scripts and runs the pipeline again: callers
-// pipeline only calls that may run twice (reads).
-func (s *Store) runPipelined(ctx context.Context, calls []scriptCall) ([]*redis.Cmd, error) {
-	for attempt := 0; ; attempt++ {
-		pipe := s.rdb.Pipeline()
-		cmds := make([]*redis.Cmd, len(calls))
-		for i, c := range calls {
-			cmds[i] = c.script.EvalSha(ctx, pipe, []string{s.registry}, c.args...)
-		}
-		_, err := pipe.Exec(ctx)
-		if err == nil {
-			return cmds, nil
-		}
-		if attempt == 0 && isNoScript(err) {
-			if lerr := s.LoadScripts(ctx); lerr != nil {
-				return nil, lerr
-			}
-			continue
-		}
-		for _, c := range cmds {
-			if cerr := c.Err(); cerr != nil && !errors.Is(cerr, redis.Nil) {
-				return nil, cerr
-			}
-		}
-		return nil, err
-	}
-}
-
-type scriptCall struct {
-	script *redis.Script
-	args   []any
-}
-
-// isNoScript reports whether err is Redis's NOSCRIPT error.
-func isNoScript(err error) bool {
-	return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT")
 }

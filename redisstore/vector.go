@@ -3,79 +3,75 @@ package redisstore
 import (
 	"encoding/binary"
 	"math"
-	"strconv"
-	"strings"
 )
 
-// Vectors are stored beside the item in three fields, so that Lua can rank
-// them without decoding floats (it has no struct library everywhere):
-//
-//   - "q": per vector, the unit vector x/|x| quantized to int8 with its own
-//     scale (the largest component becomes ±127), each byte the int8 plus
-//     128, padded with 128 (zero) to a multiple of 16 bytes;
-//   - "s": per vector, "1/scale residual", where residual is the Euclidean
-//     norm of x/|x| minus its quantized form: for a unit query y, the exact
-//     cosine lies within ±residual of the int8 dot product times 1/scale
-//     (Cauchy-Schwarz), which is what lets the server rank exactly;
-//   - "w": the vectors as given, float32 little-endian, for the exact
-//     cosine of the candidates.
+// Vectors are stored beside the item, in its hash: "n" their number and
+// "w" the vectors as given, float32 little-endian, one after the other.
+// Search reads them in bounded steps and scores them in the client.
 
-// stride is the number of bytes of one quantized vector of d dimensions.
-func stride(d int) int { return (d + 15) / 16 * 16 }
-
+// packedVectors are an item's vectors in their stored form.
 type packedVectors struct {
 	n     int
-	q     []byte
-	s     string
 	float []byte
 }
 
 func packVectors(vecs [][]float32, dims int) packedVectors {
-	st := stride(dims)
-	p := packedVectors{n: len(vecs), q: make([]byte, len(vecs)*st), float: make([]byte, 0, len(vecs)*dims*4)}
-	var scales strings.Builder
-	for i, v := range vecs {
-		inv, res := quantize(v, p.q[i*st:(i+1)*st])
-		if i > 0 {
-			scales.WriteByte(' ')
-		}
-		scales.WriteString(strconv.FormatFloat(inv, 'g', -1, 64))
-		scales.WriteByte(' ')
-		scales.WriteString(strconv.FormatFloat(res, 'g', -1, 64))
+	p := packedVectors{n: len(vecs), float: make([]byte, 0, len(vecs)*dims*4)}
+	for _, v := range vecs {
 		for _, x := range v {
 			p.float = binary.LittleEndian.AppendUint32(p.float, math.Float32bits(x))
 		}
 	}
-	p.s = scales.String()
 	return p
 }
 
-// quantize writes the int8 form of x/|x| (each plus 128) into q, padded with
-// 128, and returns 1/scale and the norm of the quantization residual. A zero
-// vector quantizes to zeros with 1/scale 0 and residual 0: its cosine with
-// anything is taken to be 0.
-func quantize(x []float32, q []byte) (inv, residual float64) {
-	for i := range q {
-		q[i] = 128
+// query is a query vector scaled to unit length.
+type query struct {
+	unit []float64
+	zero bool
+}
+
+func newQuery(y []float32) query {
+	q := query{unit: make([]float64, len(y))}
+	norm := norm64(y)
+	q.zero = norm == 0
+	for i, c := range y {
+		if !q.zero {
+			q.unit[i] = float64(c) / norm
+		}
 	}
-	norm := norm64(x)
-	if norm == 0 {
-		return 0, 0
+	return q
+}
+
+// score returns the cosine similarity of the query to the best of n stored
+// vectors (float32 little-endian in w), as Cosine computes it, and false
+// when w does not hold n vectors of the query's dimensions (data the store
+// did not write: the item is left out, as one without vectors is).
+func (q query) score(n int, w string) (float64, bool) {
+	d := len(q.unit)
+	if n <= 0 || d == 0 || len(w) != n*d*4 {
+		return 0, false
 	}
-	peak := 0.0
-	for _, c := range x {
-		peak = math.Max(peak, math.Abs(float64(c)/norm))
+	if q.zero {
+		return 0, true
 	}
-	inv = peak / 127
-	var sum float64
-	for i, c := range x {
-		u := float64(c) / norm
-		k := math.Max(-127, math.Min(127, math.Round(u/inv)))
-		q[i] = byte(int(k) + 128)
-		d := u - k*inv
-		sum += d * d
+	best := math.Inf(-1)
+	for v := range n {
+		row := w[v*d*4 : (v+1)*d*4]
+		var dot, nx float64
+		for i, y := range q.unit {
+			o := 4 * i
+			x := float64(math.Float32frombits(uint32(row[o]) | uint32(row[o+1])<<8 | uint32(row[o+2])<<16 | uint32(row[o+3])<<24))
+			dot += x * y
+			nx += x * x
+		}
+		s := 0.0
+		if nx > 0 && !math.IsNaN(nx) && !math.IsInf(nx, 0) {
+			s = dot / math.Sqrt(nx)
+		}
+		best = max(best, s)
 	}
-	return inv, math.Sqrt(sum)
+	return best, true
 }
 
 func norm64(x []float32) float64 {
@@ -84,27 +80,6 @@ func norm64(x []float32) float64 {
 		sum += float64(c) * float64(c)
 	}
 	return math.Sqrt(sum)
-}
-
-// queryArgs returns the script arguments of a query vector: its dimensions,
-// "1" if it is zero, and its components scaled to unit length, each in the
-// shortest decimal that reads back as the same float64.
-func queryArgs(y []float32) []any {
-	args := make([]any, 0, len(y)+2)
-	norm := norm64(y)
-	zero := "0"
-	if norm == 0 {
-		zero = "1"
-	}
-	args = append(args, len(y), zero)
-	for _, c := range y {
-		u := 0.0
-		if norm > 0 {
-			u = float64(c) / norm
-		}
-		args = append(args, strconv.FormatFloat(u, 'g', -1, 64))
-	}
-	return args
 }
 
 // Cosine returns the cosine similarity of a and b, as Search scores it: 0

@@ -4,108 +4,51 @@ import (
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
-	"strconv"
-	"strings"
 	"testing"
 )
 
-// approx computes what store_search.lua computes from the stored fields:
-// the int8 dot product with the unit query times 1/scale.
-func approx(q []byte, inv float64, y []float64) float64 {
-	var acc, sumy float64
-	for i, yi := range y {
-		acc += float64(q[i]) * yi
-		sumy += yi
-	}
-	return (acc - 128*sumy) * inv
-}
-
-// The bound the server relies on: |exact cosine - approx| <= residual.
-func TestQuantizationBound(t *testing.T) {
+// The client's score of stored bytes is the cosine of the vectors, the
+// best of several, and refuses bytes of the wrong length.
+func TestQueryScore(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	for _, dims := range []int{1, 3, 16, 17, 384, 1536} {
-		for range 200 {
-			x := make([]float32, dims)
+	for _, dims := range []int{1, 3, 16, 384, 1536} {
+		for range 50 {
 			y := make([]float32, dims)
-			spiky := rng.IntN(4) == 0
-			for i := range x {
-				x[i] = float32(rng.NormFloat64())
-				y[i] = float32(rng.NormFloat64())
-				if spiky && i%7 == 0 {
-					x[i] *= 50
-				}
-			}
-			q := make([]byte, stride(dims))
-			inv, res := quantize(x, q)
-			for i := dims; i < len(q); i++ {
-				if q[i] != 128 {
-					t.Fatalf("padding byte %d is %d", i, q[i])
-				}
-			}
-			ny := norm64(y)
-			yn := make([]float64, dims)
 			for i := range y {
-				yn[i] = float64(y[i]) / ny
+				y[i] = float32(rng.NormFloat64())
 			}
-			exact := Cosine(x, y)
-			if d := math.Abs(exact - approx(q, inv, yn)); d > res+1e-12 {
-				t.Fatalf("dims %d: |exact - approx| = %g > residual %g", dims, d, res)
+			n := 1 + rng.IntN(3)
+			vecs := make([][]float32, n)
+			best := math.Inf(-1)
+			for v := range vecs {
+				vecs[v] = make([]float32, dims)
+				for i := range vecs[v] {
+					vecs[v][i] = float32(rng.NormFloat64() * 1e3)
+				}
+				best = max(best, Cosine(vecs[v], y))
 			}
-			// Rounding to the nearest step: each component is off by at
-			// most half a step (1/scale).
-			if limit := 0.5 * inv * math.Sqrt(float64(dims)); res > limit+1e-15 {
-				t.Fatalf("dims %d: residual %g above half a step per component (%g)", dims, res, limit)
+			p := packVectors(vecs, dims)
+			if len(p.float) != n*dims*4 || binary.LittleEndian.Uint32(p.float) != math.Float32bits(vecs[0][0]) {
+				t.Fatalf("packVectors: %d bytes", len(p.float))
+			}
+			got, ok := newQuery(y).score(n, string(p.float))
+			if !ok || math.Abs(got-best) > 1e-12 {
+				t.Fatalf("dims %d: score %v %v, want %v", dims, got, ok, best)
+			}
+			if _, ok := newQuery(y).score(n+1, string(p.float)); ok {
+				t.Fatal("a wrong vector count scored")
+			}
+			if _, ok := newQuery(y).score(n, string(p.float[1:])); ok {
+				t.Fatal("truncated vectors scored")
 			}
 		}
 	}
-}
-
-func TestQuantizeZero(t *testing.T) {
-	q := make([]byte, 16)
-	inv, res := quantize(make([]float32, 5), q)
-	if inv != 0 || res != 0 {
-		t.Fatalf("zero vector: inv %v, residual %v", inv, res)
+	zero := packVectors([][]float32{{0, 0}}, 2)
+	if s, ok := newQuery([]float32{1, 2}).score(1, string(zero.float)); !ok || s != 0 {
+		t.Fatalf("zero vector: %v %v", s, ok)
 	}
-	for _, b := range q {
-		if b != 128 {
-			t.Fatalf("zero vector quantized to %v", q)
-		}
-	}
-}
-
-func TestPackVectors(t *testing.T) {
-	vecs := [][]float32{{1, 0, -1}, {0.5, 0.25, 0}}
-	p := packVectors(vecs, 3)
-	if p.n != 2 || len(p.q) != 32 || len(p.float) != 24 {
-		t.Fatalf("packed: n %d, q %d bytes, float %d bytes", p.n, len(p.q), len(p.float))
-	}
-	if p.q[0] != 128+127 || p.q[1] != 128 || p.q[2] != 128-127 {
-		t.Fatalf("first vector quantized to %v", p.q[:3])
-	}
-	if got := math.Float32frombits(binary.LittleEndian.Uint32(p.float[20:])); got != 0 {
-		t.Fatalf("last float %v", got)
-	}
-	if got := math.Float32frombits(binary.LittleEndian.Uint32(p.float[12:])); got != 0.5 {
-		t.Fatalf("fourth float %v", got)
-	}
-	parts := strings.Fields(p.s)
-	if len(parts) != 4 {
-		t.Fatalf("scales %q", p.s)
-	}
-	for _, s := range parts {
-		if _, err := strconv.ParseFloat(s, 64); err != nil {
-			t.Fatalf("scale %q: %v", s, err)
-		}
-	}
-}
-
-func TestQueryArgs(t *testing.T) {
-	args := queryArgs([]float32{3, 4})
-	if args[0] != 2 || args[1] != "0" || args[2] != "0.6" || args[3] != "0.8" {
-		t.Fatalf("queryArgs = %v", args)
-	}
-	if args := queryArgs([]float32{0, 0}); args[1] != "1" || args[2] != "0" {
-		t.Fatalf("zero query args = %v", args)
+	if s, ok := newQuery([]float32{0, 0}).score(1, string(packVectors([][]float32{{1, 2}}, 2).float)); !ok || s != 0 {
+		t.Fatalf("zero query: %v %v", s, ok)
 	}
 }
 

@@ -4,24 +4,27 @@
 -- KEYS[2] thread registry zset of the shard
 -- ARGV[1] shard base: thread bases are base .. "t:" .. thread
 -- ARGV[2] kind of the index: "all", "run" or "threads"
--- ARGV[3] cursor: "" for the first page, else the last member of the previous page (zsets; a run index
---         set is read whole, in one page)
+-- ARGV[3] cursor: zsets: "" for the first page, else the last member of the previous page; a run index
+--         set: the SSCAN cursor ("" or "0" for the first page)
 -- ARGV[4] page size (zsets)
 -- ARGV[5] "" for the entries of every thread, or an encoded thread to return only its entries
 --         (kinds "all" and "run")
--- Returns: {next cursor ("" after the last page), then one item per member}: kind "threads": the member;
+-- Returns: {next cursor ("" after the last page, for sets too), then one item per member}: kind "threads": the member;
 --          kinds "all" and "run": {member, 1 when its checkpoint hash exists (else 0; -1 for a member that
 --          is not id \0 thread \0 namespace \0 generation; -2 for a member of a generation that is not its
 --          thread's current one and is not queued for reclaim), the checkpoint's "r" field or false, then 1 or 0 for each of:
 --          its thread is in the registry, the id is in the namespace index, the id is in the thread index,
 --          the namespace is in the thread's namespace set}.
 -- Entries of generations queued for reclaim are left out: the reclaim removes them.
--- Work bound: O(page) for zsets -- a run index set is NOT yet read in bounded pages.
+-- Work bound: O(ARGV[4]) members (SSCAN takes it as COUNT), each O(log n).
 local base, kind, cursor, page, only = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5]
 
 local members, next = {}, ''
 if kind == 'run' then
-  members = redis.call('SMEMBERS', KEYS[1])
+  if cursor == '' then cursor = '0' end
+  local r = redis.call('SSCAN', KEYS[1], cursor, 'COUNT', page)
+  members = r[2]
+  if r[1] ~= '0' then next = r[1] end
 else
   local min = '-'
   if cursor ~= '' then min = '(' .. cursor end

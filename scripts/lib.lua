@@ -136,7 +136,7 @@ local function reclaim_gen(sb, entry, budget)
       for _, id in ipairs(ids) do drop_checkpoint(sb, enct, encns, gen, id) end
       used = used + #ids
       if #ids < want then
-        redis.call('UNLINK', nb .. ':idx', nb .. ':blobs')
+        redis.call('UNLINK', nb .. ':idx', nb .. ':blobs', nb .. ':keep', nb .. ':pkeep')
         redis.call('SREM', gb .. ':ns', encns)
         used = used + 1
       end
@@ -151,7 +151,7 @@ local function reclaim_gen(sb, entry, budget)
       end
       used = used + #rest + 1
       if #rest < want then
-        redis.call('UNLINK', gb .. ':idx', gb .. ':ns', gb .. ':prune')
+        redis.call('UNLINK', gb .. ':idx', gb .. ':ns')
         redis.call('ZREM', sb .. 'gc', entry)
         return used, true
       end

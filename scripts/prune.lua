@@ -1,96 +1,145 @@
--- prune.lua: keeps the newest checkpoint of each namespace of a thread, with what it needs to be read back whole.
+-- prune.lua: one bounded step of PruneKeepLatest on one thread, which keeps in each namespace the newest
+-- checkpoint with what it needs to be read back whole. The client runs, per namespace: "plan" until done,
+-- "drop" until done, blob_gc.lua (mark, sweep), then "finish" once for the thread.
+--   namespaces: one page of the thread's namespaces (SSCAN of its namespace set);
+--   plan:       puts in the namespace's keep set (P:{N}:t:T:g:G:n:NS:pkeep) its newest checkpoint L and, for
+--               each channel L has a version of but no value for (a delta channel), every ancestor from L's
+--               parent up to the nearest one holding a value for it (so delta history still reaches its
+--               seed); at most budget ancestors per step, continuing from the cursor with the channels
+--               still open;
+--   drop:       deletes, in id order from the cursor up to L, the checkpoints not in the keep set (a
+--               checkpoint put after the plan has a greater id than L and stays);
+--   finish:     removes the keep sets of the namespaces given and announces the pruning.
 -- KEYS[1] thread head hash
 -- KEYS[2] thread registry zset of the shard
--- KEYS[3] reclaim queue zset of the shard (unused; delete_thread.lua's shape)
--- KEYS[4] event stream of the thread
--- KEYS[5] event feed of the shard
+-- KEYS[3] event stream of the thread
+-- KEYS[4] event feed of the shard
 -- ARGV[1] shard base "P:{N}:"
 -- ARGV[2] encoded thread
--- ARGV[3] unused (the event stream's retention after a deletion, for delete_thread.lua's shape)
--- ARGV[4] unused (delete_thread.lua's reclaim budget)
--- ARGV[5 ..] event spec: stream maxlen (0: no event), feed maxlen, e, then e event field/value pairs
--- Returns: the number of checkpoints deleted; the event, sent only when some were, gets the field "n".
---          "DATALOSS <what>" when the thread's head or registry entry is missing.
--- Kept per namespace: the newest checkpoint L (with its writes) and, for each channel L has a version of
--- but no value for (a delta channel), every ancestor from L's parent up to the nearest one holding a value
--- for it, so that delta history still reaches its seed. Values no kept checkpoint points to are removed.
--- Work bound: O(checkpoints and values of the thread) -- NOT yet bounded (see docs/storage-format.md).
-local sb, enct = ARGV[1], ARGV[2]
-local maxlen, feedmaxlen, event = event_spec(5)
+-- ARGV[3] the generation the first step read ("" on the first step)
+-- ARGV[4] phase: "namespaces", "plan", "drop" or "finish"
+-- ARGV[5] namespaces: the SSCAN cursor ("0" to start); plan and drop: the encoded namespace;
+--         finish: the number of checkpoints deleted, for the event
+-- ARGV[6] plan: the ancestor to continue from ("" to start); drop: the last id examined ("" to start)
+-- ARGV[7] budget: namespaces, ancestors or index entries per step
+-- ARGV[8] plan: the newest checkpoint L ("" on the first step); drop: L
+-- ARGV[9 ..] plan: the channels still open; finish: event spec (stream maxlen, feed maxlen, e, e pairs),
+--         then the encoded namespaces whose keep sets go
+-- Returns: {generation, then by phase: namespaces: next SSCAN cursor ("0" at the end), namespace, ...;
+--          plan: next cursor ("" when done), L, channels still open...; drop: next cursor ("" when done),
+--          checkpoints deleted; finish: nothing}. {""} when the thread is gone, expired or was replaced since
+--          the first step. "DATALOSS <what>" for a lost head, namespace index or checkpoint hash.
+-- Work bound: at most ARGV[7] namespaces, ancestors (each O(its fields)) or index entries (each O(log n)).
+local sb, enct, phase = ARGV[1], ARGV[2], ARGV[4]
+local budget = tonumber(ARGV[7])
 local now = now_ms()
 local gen, state, detail = thread_state(sb, enct, now)
 if state == 'lost' then return dataloss(detail) end
-if state ~= 'live' then return 0 end
+if state ~= 'live' or (ARGV[3] ~= '' and ARGV[3] ~= gen) then return {''} end
 local gb = sb .. 't:' .. enct .. ':g:' .. gen
-local deleted = 0
-for _, encns in ipairs(redis.call('SMEMBERS', gb .. ':ns')) do
-  local nb = gb .. ':n:' .. encns
-  local blobs = nb .. ':blobs'
-  local ids = redis.call('ZREVRANGE', nb .. ':idx', 0, -1)
-  local keep, refs, latest = {}, {}, ids[1]
-  local function mark(flat)
-    for i = 1, #flat, 2 do
-      if string.sub(flat[i], 1, 2) == 'c:' then refs[blob_field(string.sub(flat[i], 3), flat[i + 1])] = true end
-    end
+
+if phase == 'namespaces' then
+  local r = redis.call('SSCAN', gb .. ':ns', ARGV[5], 'COUNT', budget)
+  local out = {gen, r[1]}
+  for _, encns in ipairs(r[2]) do out[#out + 1] = encns end
+  return out
+end
+
+if phase == 'finish' then
+  local maxlen, feedmaxlen, event, at = event_spec(9)
+  for i = at, #ARGV do redis.call('UNLINK', gb .. ':n:' .. ARGV[i] .. ':pkeep') end
+  if tonumber(ARGV[5]) > 0 and maxlen > 0 then
+    event[#event + 1] = 'n'
+    event[#event + 1] = ARGV[5]
+    publish(KEYS[3], KEYS[4], maxlen, feedmaxlen, event)
   end
-  if latest then
-    keep[latest] = true
-    -- Channels of the latest checkpoint without a value of their own.
-    local open, nopen, cur = {}, 0, nil
-    local flat = redis.call('HGETALL', nb .. ':cp:' .. latest)
-    if #flat == 0 then return dataloss('checkpoint hash ' .. nb .. ':cp:' .. latest) end
-    mark(flat)
-    for i = 1, #flat, 2 do
-      local f = flat[i]
-      if string.sub(f, 1, 2) == 'c:' then
-        local ch = string.sub(f, 3)
-        local v = redis.call('HGET', blobs, blob_field(ch, flat[i + 1]))
-        if not v or v == '' then
-          open[ch] = true
-          nopen = nopen + 1
-        end
-      elseif f == 'p' then
-        cur = flat[i + 1]
-      end
-    end
-    local guard = #ids
-    while cur and nopen > 0 and guard > 0 and not keep[cur] do
-      guard = guard - 1
-      local pf = redis.call('HGETALL', nb .. ':cp:' .. cur)
-      if #pf == 0 then break end
-      keep[cur] = true
-      mark(pf)
-      local nextp = nil
-      for i = 1, #pf, 2 do
-        local f = pf[i]
-        if string.sub(f, 1, 2) == 'c:' then
-          local ch = string.sub(f, 3)
-          if open[ch] then
-            local v = redis.call('HGET', blobs, blob_field(ch, pf[i + 1]))
-            if v and v ~= '' then
-              open[ch] = nil
-              nopen = nopen - 1
-            end
-          end
-        elseif f == 'p' then
-          nextp = pf[i + 1]
-        end
-      end
-      cur = nextp
-    end
-  end
+  return {gen}
+end
+
+local encns = ARGV[5]
+local nb = gb .. ':n:' .. encns
+local pkeep = nb .. ':pkeep'
+
+if phase == 'drop' then
+  local latest = ARGV[8]
+  local min = '-'
+  if ARGV[6] ~= '' then min = '(' .. ARGV[6] end
+  local ids = redis.call('ZRANGEBYLEX', nb .. ':idx', min, '[' .. latest, 'LIMIT', 0, budget)
+  local deleted = 0
   for _, id in ipairs(ids) do
-    if not keep[id] then deleted = deleted + drop_checkpoint(sb, enct, encns, gen, id) end
+    if redis.call('SISMEMBER', pkeep, id) == 0 then deleted = deleted + drop_checkpoint(sb, enct, encns, gen, id) end
   end
-  local drop = {}
-  for _, f in ipairs(redis.call('HKEYS', blobs)) do
-    if not refs[f] then drop[#drop + 1] = f end
+  local nextc = ''
+  if #ids == budget then nextc = ids[#ids] end
+  return {gen, nextc, deleted}
+end
+
+-- plan
+local blobs = nb .. ':blobs'
+local latest, cur = ARGV[8], nil
+local open, nopen = {}, 0
+if ARGV[6] == '' then
+  local top = redis.call('ZREVRANGE', nb .. ':idx', 0, 0)
+  if #top == 0 then return {gen, '', ''} end
+  latest = top[1]
+  redis.call('DEL', pkeep)
+  redis.call('SADD', pkeep, latest)
+  local flat = redis.call('HGETALL', nb .. ':cp:' .. latest)
+  if #flat == 0 then return dataloss('checkpoint hash ' .. nb .. ':cp:' .. latest) end
+  for i = 1, #flat, 2 do
+    local f = flat[i]
+    if string.sub(f, 1, 2) == 'c:' then
+      local ch = string.sub(f, 3)
+      local v = redis.call('HGET', blobs, blob_field(ch, flat[i + 1]))
+      if not v then return dataloss('value ' .. blob_field(ch, flat[i + 1]) .. ' in ' .. blobs) end
+      if v == '' then
+        open[ch] = true
+        nopen = nopen + 1
+      end
+    elseif f == 'p' then
+      cur = flat[i + 1]
+    end
   end
-  if #drop > 0 then chunked('HDEL', blobs, drop, 1000) end
+else
+  cur = ARGV[6]
+  for i = 9, #ARGV do
+    open[ARGV[i]] = true
+    nopen = nopen + 1
+  end
 end
-if deleted > 0 and maxlen > 0 then
-  event[#event + 1] = 'n'
-  event[#event + 1] = tostring(deleted)
-  publish(KEYS[4], KEYS[5], maxlen, feedmaxlen, event)
+local steps = 0
+while cur and nopen > 0 and steps < budget do
+  steps = steps + 1
+  if redis.call('SISMEMBER', pkeep, cur) == 1 then return redis.error_reply('CYCLE parent chain returns to ' .. cur) end
+  local cpkey = nb .. ':cp:' .. cur
+  local pf = redis.call('HGETALL', cpkey)
+  if #pf == 0 then
+    if redis.call('ZSCORE', nb .. ':idx', cur) then return dataloss('checkpoint hash ' .. cpkey) end
+    cur = nil
+    break
+  end
+  redis.call('SADD', pkeep, cur)
+  local nextp = nil
+  for i = 1, #pf, 2 do
+    local f = pf[i]
+    if string.sub(f, 1, 2) == 'c:' then
+      local ch = string.sub(f, 3)
+      if open[ch] then
+        local v = redis.call('HGET', blobs, blob_field(ch, pf[i + 1]))
+        if v and v ~= '' then
+          open[ch] = nil
+          nopen = nopen - 1
+        end
+      end
+    elseif f == 'p' then
+      nextp = pf[i + 1]
+    end
+  end
+  cur = nextp
 end
-return deleted
+local out = {gen, '', latest}
+if cur and nopen > 0 then
+  out[2] = cur
+  for ch in pairs(open) do out[#out + 1] = ch end
+end
+return out

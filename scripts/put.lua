@@ -68,12 +68,15 @@ if m > 0 then
   local blobs = {}
   for i = at + 2 * n, at + 2 * n + 2 * m - 1 do blobs[#blobs + 1] = ARGV[i] end
   chunked('HSET', nb .. ':blobs', blobs, 1000)
-  -- A reclaim of unreferenced values running on this namespace must keep these.
-  if redis.call('EXISTS', gb .. ':prune') == 1 then
-    local names = {}
-    for i = 1, #blobs, 2 do names[#names + 1] = blobs[i] end
-    chunked('SADD', nb .. ':keep', names, 1000)
+end
+-- A reclaim of unreferenced values (blob_gc.lua) running on this namespace must keep every value this
+-- checkpoint points to.
+if redis.call('EXISTS', nb .. ':keep') == 1 then
+  local names = {}
+  for i = at, at + 2 * n - 1, 2 do
+    if string.sub(ARGV[i], 1, 2) == 'c:' then names[#names + 1] = blob_field(string.sub(ARGV[i], 3), ARGV[i + 1]) end
   end
+  if #names > 0 then chunked('SADD', nb .. ':keep', names, 1000) end
 end
 
 redis.call('ZADD', nb .. ':idx', 0, id)

@@ -25,10 +25,11 @@ var (
 	DeleteThread = mustLoad("delete_thread.lua")
 	DeleteRuns   = mustLoad("delete_runs.lua")
 	Prune        = mustLoad("prune.lua")
-	DumpThread   = mustLoad("dump_thread.lua")
-	Restore      = mustLoad("restore_thread.lua")
+	CopyRead     = mustLoad("copy_read.lua")
+	CopyWrite    = mustLoad("copy_write.lua")
 	DeltaHistory = mustLoad("delta_history.lua")
 	Sweep        = mustLoad("sweep.lua")
+	BlobGC       = mustLoad("blob_gc.lua")
 )
 
 // All returns every script by file name, lib.lua excepted.

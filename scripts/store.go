@@ -9,9 +9,10 @@ var (
 	StoreWrite = mustLoad("store_write.lua")
 	// StoreGet reads items by namespace and key.
 	StoreGet = mustLoad("store_get.lua")
-	// StoreSearch returns one page of the items under a namespace prefix,
-	// filtered, newest first or ranked by cosine similarity.
-	StoreSearch = mustLoad("store_search.lua")
-	// StoreList returns one page of the namespaces of a store.
+	// StoreScan runs one bounded step of a walk over the items under a
+	// namespace prefix, for Search.
+	StoreScan = mustLoad("store_scan.lua")
+	// StoreList runs one bounded step of a walk over the namespaces of a
+	// store, for ListNamespaces.
 	StoreList = mustLoad("store_list.lua")
 )

@@ -1,21 +1,27 @@
--- store_list.lua: one page of the namespaces of a store that hold a live item, matched on
--- prefix and suffix (with wildcards), truncated to a depth, in tuple order (package redisstore).
+-- store_list.lua: one bounded step of a walk over the namespaces of a store that hold a live
+-- item, matched on prefix and suffix (with wildcards), truncated to a depth, in tuple order
+-- (package redisstore). Offset and limit apply in the client.
 -- KEYS[1] -> namespace registry zset of the store, "{P}:ns": score 0, members
 --            sortable form "\0\0" encoded form (so lex order is tuple order). The indexes
 --            {P}:n:NS, {P}:x:NS and {P}:exp are built from ARGV[1] and share its hash tag.
 -- ARGV[1] -> key base "{P}:"
--- ARGV[2] -> ZRANGEBYLEX min of the registry range to walk ("-" or "[" .. sortable prefix)
+-- ARGV[2] -> ZRANGEBYLEX min of the registry range to walk ("-" or "[" .. sortable prefix), or
+--            "(" .. the last member the previous step examined
 -- ARGV[3] -> ZRANGEBYLEX max ("+" or "(" .. sortable prefix with its last terminator raised)
--- ARGV[4] -> offset: namespaces to skip
--- ARGV[5] -> limit: namespaces to return at most
--- ARGV[6] -> max depth: 0 for none, else namespaces are cut to that many labels (and deduplicated)
+-- ARGV[4] -> budget: registry members to examine at most (at least 1)
+-- ARGV[5] -> limit: namespaces to return at most (distinct after the cut)
+-- ARGV[6] -> max depth: 0 for none, else namespaces are cut to that many labels (and consecutive
+--            equal ones returned once)
 -- ARGV[7] -> np, the number of prefix labels; ARGV[8 .. 7+np] the labels, encoded, "*" for any
 -- ARGV[8+np] -> ns, the number of suffix labels; then the ns suffix labels, encoded, "*" for any
--- Returns: the encoded namespaces (encoded labels joined by ":"), in order
+-- Returns: {last, names...}: last is the last member examined ("" when the walk is over), then
+--          the encoded namespaces (encoded labels joined by ":") in order; a step may return a
+--          name the previous step returned last (the client drops it)
+-- Work bound: at most ARGV[4] registry members, each with O(log n) liveness checks, per call.
 
 local base = ARGV[1]
 local registry = KEYS[1]
-local offset, limit, depth = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local budget, limit, depth = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 local np = tonumber(ARGV[7])
 local prefix, suffix = {}, {}
 for i = 1, np do prefix[i] = ARGV[7 + i] end
@@ -62,15 +68,20 @@ local function liveness(ns)
   return 0
 end
 
-local out, seen, last = {}, 0, nil
+local out, last = {''}, nil
 local min, max = ARGV[2], ARGV[3]
-local chunk = 256
 local done = false
-while not done do
-  local members = redis.call('ZRANGEBYLEX', registry, min, max, 'LIMIT', 0, chunk)
-  if #members < chunk then done = true end
+while not done and budget > 0 do
+  local asked = math.min(budget, 256)
+  local members = redis.call('ZRANGEBYLEX', registry, min, max, 'LIMIT', 0, asked)
+  if #members == 0 then
+    out[1] = ''
+    break
+  end
   for _, member in ipairs(members) do
     min = '(' .. member
+    out[1] = member
+    budget = budget - 1
     local at = string.find(member, '\0\0', 1, true)
     local ns = at and string.sub(member, at + 2) or ''
     local labels = split_labels(ns)
@@ -87,17 +98,19 @@ while not done do
         end
         if name ~= last then
           last = name
-          seen = seen + 1
-          if seen > offset then
-            out[#out + 1] = name
-            if #out >= limit then
-              done = true
-              break
-            end
+          out[#out + 1] = name
+          if #out > limit then
+            done = true
+            break
           end
         end
       end
     end
+    if budget <= 0 then break end
+  end
+  if not done and #members < asked then
+    out[1] = ''
+    done = true
   end
 end
 return out

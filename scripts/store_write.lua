@@ -5,10 +5,10 @@
 --            {P}:exp (zset), {P}:n:NS (zset), {P}:x:NS (zset), {P}:i:NS:K (hash)
 -- ARGV[1] -> key base "{P}:"
 -- ARGV[2] -> sweep budget: index entries of expired items to remove at most (0 for none)
--- ARGV[3] -> n, the number of operations; ARGV[4 ..] n groups of 9 arguments:
+-- ARGV[3] -> n, the number of operations; ARGV[4 ..] n groups of 7 arguments:
 --            kind ("p" put, "d" delete), registry member of the namespace, encoded key,
 --            TTL in milliseconds (0: none), value (canonical JSON), number of vectors,
---            quantized vectors, vector scales, float32 vectors (the last five empty for a delete)
+--            float32 vectors (the last three empty for a delete)
 -- Returns: {items created, index entries swept}
 
 local base = ARGV[1]
@@ -40,7 +40,7 @@ local function drop_if_empty(member, ns)
   return false
 end
 
-local function put(member, k, ttl, value, nvec, q, s, w)
+local function put(member, k, ttl, value, nvec, w)
   local ns = ns_of(member)
   local key = base .. 'i:' .. ns .. ':' .. k
   local old = redis.call('HMGET', key, 'c', 'u')
@@ -59,7 +59,7 @@ local function put(member, k, ttl, value, nvec, q, s, w)
     fields[#fields + 1] = int(ttl)
   end
   if nvec > 0 then
-    for _, f in ipairs({'n', int(nvec), 'q', q, 's', s, 'w', w}) do fields[#fields + 1] = f end
+    for _, f in ipairs({'n', int(nvec), 'w', w}) do fields[#fields + 1] = f end
   end
   redis.call('HSET', key, unpack(fields))
   redis.call('ZADD', base .. 'n:' .. ns, int(updated), k)
@@ -123,11 +123,11 @@ end
 local created = 0
 local n = tonumber(ARGV[3])
 for i = 0, n - 1 do
-  local at = 4 + 9 * i
+  local at = 4 + 7 * i
   local kind, member, k = ARGV[at], ARGV[at + 1], ARGV[at + 2]
   if kind == 'p' then
     created = created + put(member, k, tonumber(ARGV[at + 3]), ARGV[at + 4],
-      tonumber(ARGV[at + 5]), ARGV[at + 6], ARGV[at + 7], ARGV[at + 8])
+      tonumber(ARGV[at + 5]), ARGV[at + 6])
   else
     delete(member, k)
   end

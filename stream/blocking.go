@@ -15,13 +15,13 @@ func (s *Subscriber) blockingClient(readers int) (redis.UniversalClient, func())
 	switch c := s.rdb.(type) {
 	case *redis.Client:
 		o := *c.Options()
-		o.PoolSize, o.MaxConcurrentDials = readers, readers
+		o.PoolSize = readers
 		o.MinIdleConns, o.MaxIdleConns, o.MaxActiveConns = 0, readers, 0
 		own := redis.NewClient(&o)
 		return own, func() { _ = own.Close() }
 	case *redis.ClusterClient:
 		o := *c.Options()
-		o.PoolSize, o.MaxConcurrentDials = readers, readers
+		o.PoolSize = readers
 		o.MinIdleConns, o.MaxIdleConns, o.MaxActiveConns = 0, readers, 0
 		own := redis.NewClusterClient(&o)
 		return own, func() { _ = own.Close() }

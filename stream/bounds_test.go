@@ -56,13 +56,15 @@ func subscriptionsLeavePoolAlone(t *testing.T, rdb redis.UniversalClient) {
 	var got atomic.Int64
 	seen := make([]atomic.Bool, subs)
 	for i := range subs {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			for _, err := range sub.Subscribe(ctx, stream.Query{ThreadID: fmt.Sprintf("sub-%d", i)}) {
 				if err == nil && !seen[i].Swap(true) {
 					got.Add(1)
 				}
 			}
-		})
+		}()
 	}
 	defer func() { cancel(); wg.Wait() }()
 	time.Sleep(time.Second) // every subscription blocks in Redis

@@ -261,10 +261,8 @@ func (c *consumer_) reclaim(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		msgs, next, deleted, err := c.s.rdb.XAutoClaimWithDeleted(ctx, &redis.XAutoClaimArgs{
-			Stream: k, Group: c.group, Consumer: c.name, MinIdle: c.opts.MinIdle,
-			Start: cmp.Or(c.claimFrom[k], "0-0"), Count: c.s.opts.Count,
-		}).Result()
+		msgs, next, deleted, err := xautoclaim(ctx, c.s.rdb, k, c.group, c.name, c.opts.MinIdle,
+			cmp.Or(c.claimFrom[k], "0-0"), c.s.opts.Count)
 		if err != nil {
 			switch {
 			case isNoGroup(err):

@@ -43,14 +43,16 @@ func TestGapHandlingBlocksNothing(t *testing.T) {
 	stop1()
 	<-done1
 	trim(t, rdb, kept, key)
-	rdb.SlowLogReset(ctx)
+	rdb.Do(ctx, "SLOWLOG", "RESET")
 
 	pinger := redis.NewClient(&redis.Options{Addr: rdb.Options().Addr})
 	t.Cleanup(func() { pinger.Close() })
 	var worst atomic.Int64
 	pctx, stopPing := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	wg.Go(func() {
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
 		for pctx.Err() == nil {
 			t0 := time.Now()
 			pinger.Ping(ctx)
@@ -59,7 +61,7 @@ func TestGapHandlingBlocksNothing(t *testing.T) {
 			}
 			time.Sleep(time.Millisecond)
 		}
-	})
+	}()
 
 	cctx, stop := context.WithCancel(ctx)
 	var lost atomic.Int64

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/internal/testctx"
 )
 
 // copyThreadCases is the COPY_THREAD group (contract §4.7, P-CT-01..08), run
@@ -46,7 +47,7 @@ func setupSrc(t *testing.T, s checkpoint.Saver, tid string, n int, namespaces ..
 // copyThread calls CopyThread and fails the test on error.
 func copyThread(t *testing.T, c checkpoint.ThreadCopier, src, dst string) {
 	t.Helper()
-	if err := c.CopyThread(t.Context(), src, dst); err != nil {
+	if err := c.CopyThread(testctx.Context(t), src, dst); err != nil {
 		t.Fatalf("CopyThread(%q, %q): %v", src, dst, err)
 	}
 }
@@ -135,6 +136,6 @@ func copyThreadSourceUnchanged(t *testing.T, s checkpoint.Saver, c checkpoint.Th
 // empty.
 func copyThreadNonexistentSource(t *testing.T, s checkpoint.Saver, c checkpoint.ThreadCopier) {
 	dst := newUUID()
-	_ = c.CopyThread(t.Context(), newUUID(), dst)
+	_ = c.CopyThread(testctx.Context(t), newUUID(), dst)
 	wantLen(t, "list of the target", list(t, s, q(dst, "")), 0)
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/internal/testctx"
 )
 
 // deleteThreadCases is the DELETE_THREAD group (contract §4.5,
@@ -19,7 +20,7 @@ var deleteThreadCases = []testCase[checkpoint.Saver]{
 // deleteThread calls DeleteThread and fails the test on error.
 func deleteThread(t *testing.T, s checkpoint.Saver, tid string) {
 	t.Helper()
-	if err := s.DeleteThread(t.Context(), tid); err != nil {
+	if err := s.DeleteThread(testctx.Context(t), tid); err != nil {
 		t.Fatalf("DeleteThread(%q): %v", tid, err)
 	}
 }

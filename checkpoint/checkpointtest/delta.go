@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/internal/testctx"
 )
 
 // deltaCases is the DELTA_CHANNEL_HISTORY group (contract §4.9,
@@ -98,7 +99,7 @@ func history(t *testing.T, h checkpoint.DeltaHistorian, head checkpoint.Config, 
 	if channels == nil {
 		channels = []string{}
 	}
-	r, err := h.DeltaChannelHistory(t.Context(), head, channels)
+	r, err := h.DeltaChannelHistory(testctx.Context(t), head, channels)
 	if err != nil {
 		t.Fatalf("DeltaChannelHistory(%+v, %q): %v", head, channels, err)
 	}

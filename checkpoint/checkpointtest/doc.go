@@ -6,19 +6,21 @@
 // # Running it
 //
 // Call Run from a test in the saver's package, with a function that returns
-// a saver backed by fresh, isolated storage:
+// a saver backed by fresh, isolated storage. This is memsaver's own test
+// (checkpoint/memsaver/memsaver_test.go, quoted verbatim: a test of this
+// package checks that it still is):
 //
 //	func TestConformance(t *testing.T) {
 //		checkpointtest.Run(t, func(t *testing.T) checkpoint.Saver {
-//			rdb := redis.NewClient(&redis.Options{Addr: miniredis.RunT(t).Addr()})
-//			t.Cleanup(func() { rdb.Close() })
-//			s, err := redissaver.New(rdb)
-//			if err != nil {
-//				t.Fatal(err)
-//			}
-//			return s
+//			return memsaver.New(memsaver.Options{})
 //		})
 //	}
+//
+// A saver backed by Redis opens its client in newSaver and closes it with
+// t.Cleanup. A saver that does not implement some of the optional
+// capabilities says so by name, or the kit fails its groups:
+//
+//	checkpointtest.Run(t, newSaver, checkpointtest.Without(checkpointtest.Pruner))
 //
 // Run it like any test, e.g. go test -race -run TestConformance/list ./...;
 // each case is a subtest named group/case, such as put/put_returns_config or
@@ -33,9 +35,12 @@
 // and this kit requires) and delete_thread (5). RunExtended runs the groups
 // of the optional capabilities: delete_for_runs (7, checkpoint.RunDeleter),
 // copy_thread (8, checkpoint.ThreadCopier), prune (8, checkpoint.Pruner) and
-// delta_channel_history (8, checkpoint.DeltaHistorian); a group whose
-// interface the saver does not implement is skipped with "saver does not
-// implement checkpoint.X". RunEdge runs the group edge: the kit's own cases
+// delta_channel_history (8, checkpoint.DeltaHistorian). A group whose
+// interface the saver does not implement FAILS, so that a method whose
+// signature drifted cannot turn its cases into silent skips; the caller opts
+// out of a capability by name with Without (the group is then skipped), and
+// Without fails the run when it names something that is not a capability or
+// that the saver implements. RunEdge runs the group edge: the kit's own cases
 // (nil namespace and global listing, odd thread IDs and namespaces, write
 // overwrite rules and order, metadata and value round trips, filters on
 // numbers, nested maps and nil, error sentinels, NextVersion order and the

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/internal/testctx"
 )
 
 // edgeCases is the group "edge": behaviour the Go API promises beyond the
@@ -220,7 +221,7 @@ func pendingWritesOrdered(t *testing.T, s checkpoint.Saver) {
 // rather than panicking or returning another checkpoint.
 func getTupleEmptyThreadID(t *testing.T, s checkpoint.Saver) {
 	put(t, s, cfg(newUUID(), ""), emptyCP(), defaultMD(), nil)
-	tp, err := s.GetTuple(t.Context(), checkpoint.Config{})
+	tp, err := s.GetTuple(testctx.Context(t), checkpoint.Config{})
 	if tp != nil || !errors.Is(err, checkpoint.ErrNotFound) {
 		t.Fatalf("GetTuple(empty thread) = (%v, %v), want (nil, ErrNotFound)", tp, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/internal/testctx"
 )
 
 // This file holds the edge cases on stored values, metadata filters and
@@ -202,7 +203,7 @@ func vRoundtrip(t *testing.T, s checkpoint.Saver) {
 // Proves that Put refuses a Config without a thread ID with
 // ErrInvalidConfig (contract J-PUT-09/10).
 func putWithoutThreadID(t *testing.T, s checkpoint.Saver) {
-	_, err := s.Put(t.Context(), checkpoint.Config{}, emptyCP(), defaultMD(), map[string]string{})
+	_, err := s.Put(testctx.Context(t), checkpoint.Config{}, emptyCP(), defaultMD(), map[string]string{})
 	if !errors.Is(err, checkpoint.ErrInvalidConfig) {
 		t.Fatalf("Put without thread id: err = %v, want ErrInvalidConfig", err)
 	}
@@ -216,7 +217,7 @@ func putWritesWithoutIDs(t *testing.T, s checkpoint.Saver) {
 		{CheckpointNS: c.CheckpointNS, CheckpointID: c.CheckpointID},
 		{ThreadID: c.ThreadID, CheckpointNS: c.CheckpointNS},
 	} {
-		err := s.PutWrites(t.Context(), bad, []checkpoint.Write{w("ch", "v")}, "task", "")
+		err := s.PutWrites(testctx.Context(t), bad, []checkpoint.Write{w("ch", "v")}, "task", "")
 		if !errors.Is(err, checkpoint.ErrInvalidConfig) {
 			t.Fatalf("PutWrites(%+v): err = %v, want ErrInvalidConfig", bad, err)
 		}

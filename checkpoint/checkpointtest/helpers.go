@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/internal/testctx"
 )
 
 // This file holds the Go equivalents of the fixtures of the Python suite
@@ -97,7 +98,7 @@ func put(t *testing.T, s checkpoint.Saver, c checkpoint.Config, ck checkpoint.Ch
 	if nv == nil {
 		nv = map[string]string{}
 	}
-	got, err := s.Put(t.Context(), c, ck, m, nv)
+	got, err := s.Put(testctx.Context(t), c, ck, m, nv)
 	if err != nil {
 		t.Fatalf("Put(%+v, id %q): %v", c, ck.ID, err)
 	}
@@ -107,7 +108,7 @@ func put(t *testing.T, s checkpoint.Saver, c checkpoint.Config, ck checkpoint.Ch
 // putWrites stores writes and fails the test on error.
 func putWrites(t *testing.T, s checkpoint.Saver, c checkpoint.Config, taskID string, writes ...checkpoint.Write) {
 	t.Helper()
-	if err := s.PutWrites(t.Context(), c, writes, taskID, ""); err != nil {
+	if err := s.PutWrites(testctx.Context(t), c, writes, taskID, ""); err != nil {
 		t.Fatalf("PutWrites(%+v, task %q): %v", c, taskID, err)
 	}
 }
@@ -121,7 +122,7 @@ func w(channel string, value any) checkpoint.Write {
 // other error.
 func tup(t *testing.T, s checkpoint.Saver, c checkpoint.Config) *checkpoint.Tuple {
 	t.Helper()
-	got, err := s.GetTuple(t.Context(), c)
+	got, err := s.GetTuple(testctx.Context(t), c)
 	if errors.Is(err, checkpoint.ErrNotFound) {
 		if got != nil {
 			t.Fatalf("GetTuple(%+v) returned a tuple together with ErrNotFound", c)
@@ -150,7 +151,7 @@ func mustTup(t *testing.T, s checkpoint.Saver, c checkpoint.Config) *checkpoint.
 // list is LIST(...): the collected results of List, fatal on error.
 func list(t *testing.T, s checkpoint.Saver, query checkpoint.ListQuery) []*checkpoint.Tuple {
 	t.Helper()
-	return collect(t, s.List(t.Context(), query))
+	return collect(t, s.List(testctx.Context(t), query))
 }
 
 // collect drains a List iterator.

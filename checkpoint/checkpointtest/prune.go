@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/internal/testctx"
 )
 
 // pruneCases is the PRUNE group (contract §4.8, P-PR-01..08), run when the
@@ -22,7 +23,7 @@ var pruneCases = []testCase[checkpoint.Pruner]{
 // prune calls Prune and fails the test on error.
 func prune(t *testing.T, p checkpoint.Pruner, strategy checkpoint.PruneStrategy, tids ...string) {
 	t.Helper()
-	if err := p.Prune(t.Context(), tids, strategy); err != nil {
+	if err := p.Prune(testctx.Context(t), tids, strategy); err != nil {
 		t.Fatalf("Prune(%q, %q): %v", tids, strategy, err)
 	}
 }

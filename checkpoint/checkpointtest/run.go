@@ -2,18 +2,20 @@ package checkpointtest
 
 import (
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/graphstate/redcheck/checkpoint"
 )
 
 // Run runs the whole kit against the savers newSaver returns: the base
-// groups (RunBase), the extended groups (RunExtended) and this package's
-// own edge cases (RunEdge), in that order, as subtests of t.
-func Run(t *testing.T, newSaver func(t *testing.T) checkpoint.Saver) {
+// groups (RunBase), the extended groups (RunExtended, which opts configure)
+// and this package's own edge cases (RunEdge), in that order, as subtests of
+// t.
+func Run(t *testing.T, newSaver func(t *testing.T) checkpoint.Saver, opts ...Option) {
 	t.Helper()
 	RunBase(t, newSaver)
-	RunExtended(t, newSaver)
+	RunExtended(t, newSaver, opts...)
 	RunEdge(t, newSaver)
 }
 
@@ -21,24 +23,34 @@ func Run(t *testing.T, newSaver func(t *testing.T) checkpoint.Saver) {
 // Python harness: put, put_writes, get_tuple, list and delete_thread.
 func RunBase(t *testing.T, newSaver func(t *testing.T) checkpoint.Saver) {
 	t.Helper()
-	runGroup(t, "put", newSaver, putCases)
-	runGroup(t, "put_writes", newSaver, putWritesCases)
-	runGroup(t, "get_tuple", newSaver, getTupleCases)
-	runGroup(t, "list", newSaver, listCases)
-	runGroup(t, "delete_thread", newSaver, deleteThreadCases)
+	runGroup(t, "put", newSaver, putCases, nil)
+	runGroup(t, "put_writes", newSaver, putWritesCases, nil)
+	runGroup(t, "get_tuple", newSaver, getTupleCases, nil)
+	runGroup(t, "list", newSaver, listCases, nil)
+	runGroup(t, "delete_thread", newSaver, deleteThreadCases, nil)
 }
 
 // RunExtended runs the groups of the optional capabilities:
 // delete_for_runs (checkpoint.RunDeleter), copy_thread
 // (checkpoint.ThreadCopier), prune (checkpoint.Pruner) and
 // delta_channel_history (checkpoint.DeltaHistorian). A group whose
-// interface the saver does not implement is skipped.
-func RunExtended(t *testing.T, newSaver func(t *testing.T) checkpoint.Saver) {
+// interface the saver does not implement FAILS, unless Without names that
+// capability: then it is skipped.
+func RunExtended(t *testing.T, newSaver func(t *testing.T) checkpoint.Saver, opts ...Option) {
 	t.Helper()
-	runGroup(t, "delete_for_runs", newSaver, deleteForRunsCases)
-	runGroup(t, "copy_thread", newSaver, copyThreadCases)
-	runGroup(t, "prune", newSaver, pruneCases)
-	runGroup(t, "delta_channel_history", newSaver, deltaCases)
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	for _, c := range o.without {
+		if !slices.Contains(capabilities, c) {
+			t.Fatalf("checkpointtest: Without(%q): not a capability (want one of %q)", c, capabilities)
+		}
+	}
+	runGroup(t, "delete_for_runs", newSaver, deleteForRunsCases, o.without)
+	runGroup(t, "copy_thread", newSaver, copyThreadCases, o.without)
+	runGroup(t, "prune", newSaver, pruneCases, o.without)
+	runGroup(t, "delta_channel_history", newSaver, deltaCases, o.without)
 }
 
 // RunEdge runs the group "edge": cases beyond the Python suite that pin down
@@ -46,7 +58,7 @@ func RunExtended(t *testing.T, newSaver func(t *testing.T) checkpoint.Saver) {
 // types, the legacy pending-sends migration).
 func RunEdge(t *testing.T, newSaver func(t *testing.T) checkpoint.Saver) {
 	t.Helper()
-	runGroup(t, "edge", newSaver, edgeCases)
+	runGroup(t, "edge", newSaver, edgeCases, nil)
 }
 
 // testCase is one conformance case. C is the interface the group needs:
@@ -57,18 +69,26 @@ type testCase[C any] struct {
 }
 
 // runGroup creates one saver for the group (as the Python harness does per
-// capability), skips the group when the saver does not implement C, and
-// runs the cases sequentially against that saver.
-func runGroup[C any](t *testing.T, group string, newSaver func(t *testing.T) checkpoint.Saver, cases []testCase[C]) {
+// capability), checks that the saver implements C (failing when it does
+// not, unless without names C; failing as well when without names a C the
+// saver implements) and runs the cases sequentially against that saver.
+func runGroup[C any](t *testing.T, group string, newSaver func(t *testing.T) checkpoint.Saver, cases []testCase[C], without []Capability) {
 	t.Helper()
 	t.Run(group, func(t *testing.T) {
 		s := newSaver(t)
 		if s == nil {
 			t.Fatal("newSaver returned nil")
 		}
+		iface := reflect.TypeOf((*C)(nil)).Elem()
+		optedOut := slices.Contains(without, Capability(iface.Name()))
 		c, ok := s.(C)
-		if !ok {
-			t.Skipf("saver does not implement %s", reflect.TypeFor[C]())
+		switch {
+		case !ok && optedOut:
+			t.Skipf("saver does not implement %s (opted out with Without(%q))", iface, iface.Name())
+		case !ok:
+			t.Fatalf("saver %T does not implement %s: implement it, or opt out with checkpointtest.Without(%q)", s, iface, iface.Name())
+		case optedOut:
+			t.Fatalf("saver %T implements %s, yet Without(%q) opts out of its tests: remove it from Without", s, iface, iface.Name())
 		}
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) { tc.fn(t, s, c) })

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/internal/testctx"
 )
 
 // deleteForRunsCases is the DELETE_FOR_RUNS group (contract §4.6,
@@ -33,7 +34,7 @@ func putRun(t *testing.T, s checkpoint.Saver, tid, runID, ns string, parent *che
 // deleteForRuns calls DeleteForRuns and fails the test on error.
 func deleteForRuns(t *testing.T, d checkpoint.RunDeleter, runIDs ...string) {
 	t.Helper()
-	if err := d.DeleteForRuns(t.Context(), runIDs); err != nil {
+	if err := d.DeleteForRuns(testctx.Context(t), runIDs); err != nil {
 		t.Fatalf("DeleteForRuns(%q): %v", runIDs, err)
 	}
 }

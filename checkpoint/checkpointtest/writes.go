@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/internal/testctx"
 )
 
 // putWritesCases is the PUT_WRITES group (contract §4.2, P-PW-01..10).
@@ -95,7 +96,7 @@ func putWritesPreservesChannelAndValue(t *testing.T, s checkpoint.Saver) {
 // P-PW-06
 func putWritesTaskPath(t *testing.T, s checkpoint.Saver) {
 	c, tid := emptyTarget(t, s), newUUID()
-	if err := s.PutWrites(t.Context(), c, []checkpoint.Write{w("ch", "v")}, tid, "a:b:c"); err != nil {
+	if err := s.PutWrites(testctx.Context(t), c, []checkpoint.Write{w("ch", "v")}, tid, "a:b:c"); err != nil {
 		t.Fatalf("PutWrites with task path: %v", err)
 	}
 	if n := len(mustTup(t, s, c).PendingWrites); n != 1 {

@@ -59,7 +59,7 @@ func (s *Saver) Put(ctx context.Context, cfg checkpoint.Config, cp checkpoint.Ch
 		}
 		typ, data, err := s.serde.DumpsTyped(v)
 		if err != nil {
-			return checkpoint.Config{}, fmt.Errorf("memsaver: put: channel %q: %w: %w", ch, checkpoint.ErrInvalidCheckpoint, err)
+			return checkpoint.Config{}, fmt.Errorf("memsaver: put: channel %q: %w: %w: %w", ch, checkpoint.ErrInvalidCheckpoint, checkpoint.ErrSerialization, err)
 		}
 		blobs[blobKey{ch, ver}] = blob{typ: typ, data: data}
 	}
@@ -123,7 +123,7 @@ func (s *Saver) PutWrites(ctx context.Context, cfg checkpoint.Config, writes []c
 	for i, w := range writes {
 		typ, data, err := s.serde.DumpsTyped(w.Value)
 		if err != nil {
-			return fmt.Errorf("memsaver: put writes: channel %q: %w: %w", w.Channel, checkpoint.ErrInvalidCheckpoint, err)
+			return fmt.Errorf("memsaver: put writes: channel %q: %w: %w: %w", w.Channel, checkpoint.ErrInvalidCheckpoint, checkpoint.ErrSerialization, err)
 		}
 		encoded[i] = storedWrite{channel: w.Channel, taskPath: taskPath, typ: typ, data: data}
 	}

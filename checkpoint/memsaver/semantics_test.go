@@ -9,6 +9,7 @@ import (
 
 	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/graphstate/redcheck/checkpoint/memsaver"
+	"github.com/graphstate/redcheck/internal/testctx"
 )
 
 // These tests cover the semantics memsaver chose where the contract leaves a
@@ -20,7 +21,7 @@ func newCP(values map[string]any, versions map[string]string) checkpoint.Checkpo
 
 func TestPutValidatesIDs(t *testing.T) {
 	s := memsaver.New(memsaver.Options{})
-	ctx := t.Context()
+	ctx := testctx.Context(t)
 	for _, id := range []string{"", "a:b", "a b", "a%b", "a{b", "a}b", "a*b", "a?b", "a[b", "a]b", `a\b`, "é", "a\x7f", strings.Repeat("x", 129)} {
 		ck := newCP(nil, nil)
 		ck.ID = id
@@ -42,7 +43,7 @@ func TestPutValidatesIDs(t *testing.T) {
 
 func TestNameLengths(t *testing.T) {
 	s := memsaver.New(memsaver.Options{})
-	ctx := t.Context()
+	ctx := testctx.Context(t)
 	long := strings.Repeat("n", memsaver.MaxNameLen+1)
 	ok := strings.Repeat("n", memsaver.MaxNameLen)
 	if _, err := s.Put(ctx, checkpoint.Config{ThreadID: ok, CheckpointNS: ok}, newCP(nil, nil), nil, nil); err != nil {
@@ -65,7 +66,7 @@ func TestNameLengths(t *testing.T) {
 
 func TestPutWritesToMissingCheckpoint(t *testing.T) {
 	s := memsaver.New(memsaver.Options{})
-	err := s.PutWrites(t.Context(), checkpoint.Config{ThreadID: "t", CheckpointID: checkpoint.NewID()}, []checkpoint.Write{{Channel: "c", Value: 1}}, "task", "")
+	err := s.PutWrites(testctx.Context(t), checkpoint.Config{ThreadID: "t", CheckpointID: checkpoint.NewID()}, []checkpoint.Write{{Channel: "c", Value: 1}}, "task", "")
 	if !errors.Is(err, checkpoint.ErrNotFound) {
 		t.Fatalf("PutWrites to a missing checkpoint: err = %v, want ErrNotFound", err)
 	}
@@ -73,7 +74,7 @@ func TestPutWritesToMissingCheckpoint(t *testing.T) {
 
 func TestInvalidMetadataAndValues(t *testing.T) {
 	s := memsaver.New(memsaver.Options{})
-	ctx := t.Context()
+	ctx := testctx.Context(t)
 	c := checkpoint.Config{ThreadID: "t"}
 	if _, err := s.Put(ctx, c, newCP(nil, nil), checkpoint.Metadata{"f": func() {}}, nil); !errors.Is(err, checkpoint.ErrInvalidCheckpoint) {
 		t.Errorf("Put with a func in metadata: err = %v, want ErrInvalidCheckpoint", err)
@@ -89,7 +90,7 @@ func TestInvalidMetadataAndValues(t *testing.T) {
 
 func TestStoredValuesAreCopies(t *testing.T) {
 	s := memsaver.New(memsaver.Options{})
-	ctx := t.Context()
+	ctx := testctx.Context(t)
 	list := []any{"a"}
 	m := checkpoint.Metadata{"nested": map[string]any{"k": "v"}}
 	ck := newCP(map[string]any{"l": list}, map[string]string{"l": "1"})
@@ -122,7 +123,7 @@ func TestStoredValuesAreCopies(t *testing.T) {
 
 func TestCopyThreadErrors(t *testing.T) {
 	s := memsaver.New(memsaver.Options{})
-	ctx := t.Context()
+	ctx := testctx.Context(t)
 	for _, tid := range []string{"src", "dst"} {
 		if _, err := s.Put(ctx, checkpoint.Config{ThreadID: tid}, newCP(nil, nil), nil, nil); err != nil {
 			t.Fatal(err)
@@ -140,7 +141,7 @@ func TestCopyThreadErrors(t *testing.T) {
 
 func TestPruneKeepsReferencedValues(t *testing.T) {
 	s := memsaver.New(memsaver.Options{})
-	ctx := t.Context()
+	ctx := testctx.Context(t)
 	// The first checkpoint writes b at version 1; the second carries b over.
 	c1, err := s.Put(ctx, checkpoint.Config{ThreadID: "t"},
 		newCP(map[string]any{"a": "a1", "b": "b1"}, map[string]string{"a": "1", "b": "1"}), nil, map[string]string{"a": "1", "b": "1"})
@@ -168,7 +169,7 @@ func TestPruneKeepsReferencedValues(t *testing.T) {
 
 func TestDeltaChannelHistoryErrors(t *testing.T) {
 	s := memsaver.New(memsaver.Options{})
-	ctx := t.Context()
+	ctx := testctx.Context(t)
 	missing := checkpoint.Config{ThreadID: "t", CheckpointID: checkpoint.NewID()}
 	if _, err := s.DeltaChannelHistory(ctx, missing, []string{"ch"}); !errors.Is(err, checkpoint.ErrNotFound) {
 		t.Errorf("history of a missing checkpoint: err = %v, want ErrNotFound", err)
@@ -180,10 +181,12 @@ func TestDeltaChannelHistoryErrors(t *testing.T) {
 
 func TestConcurrentUse(t *testing.T) {
 	s := memsaver.New(memsaver.Options{})
-	ctx := t.Context()
+	ctx := testctx.Context(t)
 	var wg sync.WaitGroup
 	for g := range 8 {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			// Each goroutine owns its thread (PutWrites to a checkpoint
 			// another goroutine pruned would rightly fail); List and
 			// CopyThread read the shared state.
@@ -212,7 +215,7 @@ func TestConcurrentUse(t *testing.T) {
 			if err := s.Prune(ctx, []string{c.ThreadID}, checkpoint.PruneKeepLatest); err != nil {
 				t.Error(err)
 			}
-		})
+		}()
 	}
 	wg.Wait()
 }

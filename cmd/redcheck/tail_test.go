@@ -177,7 +177,7 @@ func TestTailCommand(t *testing.T) {
 		t.Errorf("exit %d after SIGINT-like cancel, want 0", code)
 	}
 	var evs []map[string]any
-	for line := range strings.Lines(strings.TrimSpace(out.String())) {
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
 		var ev map[string]any
 		if err := json.Unmarshal([]byte(line), &ev); err != nil {
 			t.Fatalf("line %q: %v", line, err)

@@ -276,10 +276,10 @@ func TestEventsHeartbeat(t *testing.T) {
 	}
 }
 
-// artifactPath is where the test keeps an output file: the test's artifact
-// directory (under -outputdir with go test -artifacts).
+// artifactPath is where the test keeps an output file: the test's temporary
+// directory (testing.T.ArtifactDir needs Go 1.26, above the module's floor).
 func artifactPath(t *testing.T, name string) string {
-	return filepath.Join(t.ArtifactDir(), name)
+	return filepath.Join(t.TempDir(), name)
 }
 
 func TestBrowserLiveTimeline(t *testing.T) {

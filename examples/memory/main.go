@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -55,7 +56,7 @@ func run(ctx context.Context, rdb *redis.Client) (err error) {
 		Fields:   []string{"text"},
 		TTL:      30 * 24 * time.Hour, // memories fade after a month without use...
 		// ...unless they are recalled: reads extend their TTL.
-		RefreshOnRead: true,
+		RefreshOnRead: redisstore.RefreshOn,
 	})
 	if err != nil {
 		return err
@@ -87,7 +88,6 @@ type agent struct {
 	saver   *redissaver.Saver
 	store   *redisstore.Store
 	threads []string
-	cfgs    map[string]checkpoint.Config
 }
 
 // turn checkpoints the user's message in its thread and stores what it
@@ -163,38 +163,24 @@ func (a *agent) recall(ctx context.Context, thread, question string) error {
 	return nil
 }
 
-// checkpoint appends msg to the thread's messages, one checkpoint per turn.
+// checkpoint appends msg to the thread's messages, one checkpoint per turn:
+// the next checkpoint after the thread's latest (Next bumps the version of
+// "messages" and returns it as the new version to write), or its first.
 func (a *agent) checkpoint(ctx context.Context, thread, msg string) error {
-	if a.cfgs == nil {
-		a.cfgs = map[string]checkpoint.Config{}
-	}
-	cfg, ok := a.cfgs[thread]
-	if !ok {
-		cfg = checkpoint.Config{ThreadID: thread}
-		a.threads = append(a.threads, thread)
-	}
-	var msgs []any
-	current := ""
-	if tup, err := a.saver.GetTuple(ctx, checkpoint.Config{ThreadID: thread}); err == nil {
-		if prev, ok := tup.Checkpoint.ChannelValues["messages"].([]any); ok {
-			msgs = prev
-		}
-		current = tup.Checkpoint.ChannelVersions["messages"]
-	} else if !errors.Is(err, checkpoint.ErrNotFound) {
+	prev, parent := checkpoint.Empty(), checkpoint.Root(thread, "")
+	tup, err := a.saver.GetTuple(ctx, checkpoint.Config{ThreadID: thread})
+	switch {
+	case err == nil:
+		prev, parent = tup.Checkpoint, checkpoint.Parent(tup.Config)
+	case errors.Is(err, checkpoint.ErrNotFound):
+		a.threads = append(a.threads, thread) // a new thread
+	default:
 		return err
 	}
-	version := a.saver.NextVersion(current)
-	cp := checkpoint.Checkpoint{
-		V: 4, ID: checkpoint.NewID(), TS: time.Now().UTC().Format(time.RFC3339Nano),
-		ChannelValues:   map[string]any{"messages": append(msgs, msg)},
-		ChannelVersions: map[string]string{"messages": version},
-	}
-	stored, err := a.saver.Put(ctx, cfg, cp, checkpoint.Metadata{"source": "loop", "user": userID}, cp.ChannelVersions)
-	if err != nil {
-		return err
-	}
-	a.cfgs[thread] = stored
-	return nil
+	msgs, _ := prev.ChannelValues["messages"].([]any)
+	cp, newVersions := checkpoint.Next(prev, map[string]any{"messages": append(slices.Clone(msgs), msg)}, a.saver.NextVersion)
+	_, err = a.saver.Put(ctx, parent, cp, checkpoint.Metadata{"source": "loop", "user": userID}, newVersions)
+	return err
 }
 
 func (a *agent) cleanup(ctx context.Context) error {

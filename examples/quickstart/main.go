@@ -12,11 +12,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/graphstate/redcheck/examples/internal/demo"
@@ -45,25 +45,24 @@ func run(ctx context.Context, rdb *redis.Client) (err error) {
 		}
 	}()
 
-	g := &graph{ctx: ctx, saver: saver, cfg: checkpoint.Config{ThreadID: threadID}}
-	if err := g.runUntilInterrupt(); err != nil {
+	g := &graph{saver: saver, latest: checkpoint.Root(threadID, ""), cp: checkpoint.Empty()}
+	if err := g.runUntilInterrupt(ctx); err != nil {
 		return err
 	}
-	if err := g.resume(); err != nil {
+	if err := g.resume(ctx); err != nil {
 		return err
 	}
-	if err := g.showStoredValues(rdb); err != nil {
+	if err := g.showStoredValues(ctx, rdb); err != nil {
 		return err
 	}
-	return g.timeTravel()
+	return g.timeTravel(ctx)
 }
 
-// state is the graph state: three channels and their versions.
+// state is the graph state: three channels.
 type state struct {
 	messages []any          // channel "messages": grows every step
 	step     int64          // channel "step": the super-step
 	config   map[string]any // channel "config": set once, never changes
-	versions map[string]string
 }
 
 // task is one node run in a super-step, with the writes it produces.
@@ -74,11 +73,11 @@ type task struct {
 
 // graph runs the simulated agent against the saver.
 type graph struct {
-	ctx   context.Context
-	saver *redissaver.Saver
-	cfg   checkpoint.Config // the latest stored checkpoint ("" ID before the first)
-	st    state
-	ids   map[int64]string // checkpoint ID of each step of the main branch
+	saver  *redissaver.Saver
+	latest checkpoint.Config     // the latest stored checkpoint (Root before the first)
+	cp     checkpoint.Checkpoint // that checkpoint (Empty before the first)
+	st     state
+	ids    map[int64]string // checkpoint ID of each step of the main branch
 }
 
 func msg(role, content string) map[string]any {
@@ -115,7 +114,7 @@ const lastStep = 4
 
 // runUntilInterrupt puts the input checkpoint and runs super-steps until the
 // human_review task of step 1 interrupts.
-func (g *graph) runUntilInterrupt() error {
+func (g *graph) runUntilInterrupt(ctx context.Context) error {
 	fmt.Println("\n== 1. Run the graph: a checkpoint per super-step, then the writes of its tasks ==")
 	fmt.Println("(only changed channels get a new version and are written; \"config\" never changes)")
 	g.ids = map[int64]string{}
@@ -123,31 +122,30 @@ func (g *graph) runUntilInterrupt() error {
 		messages: []any{msg("user", "Plan a rainy day in Paris.")},
 		step:     -1,
 		config:   map[string]any{"model": "demo-llm", "temperature": 0},
-		versions: map[string]string{},
 	}
-	if err := g.put([]string{"messages", "step", "config"}, "input"); err != nil {
+	if err := g.put(ctx, []string{"messages", "step", "config"}, "input"); err != nil {
 		return err
 	}
 	for {
 		if g.st.step == 1 {
 			// The agent drafts a plan, then human_review stops the run: it
 			// stores an interrupt instead of a result.
-			if err := g.writeTasks([]task{{"agent", []checkpoint.Write{say("assistant", "Draft: Louvre 10:00, Flore 13:00, Orsay 15:00. Book tickets?")}}}); err != nil {
+			if err := g.writeTasks(ctx, []task{{"agent", []checkpoint.Write{say("assistant", "Draft: Louvre 10:00, Flore 13:00, Orsay 15:00. Book tickets?")}}}); err != nil {
 				return err
 			}
 			question := map[string]any{"question": "Book tickets for the Louvre and the Orsay?"}
-			if err := g.saver.PutWrites(g.ctx, g.cfg, []checkpoint.Write{{Channel: checkpoint.InterruptChannel, Value: question}}, taskID(1, "human_review"), "human_review"); err != nil {
+			if err := g.saver.PutWrites(ctx, g.latest, []checkpoint.Write{{Channel: checkpoint.InterruptChannel, Value: question}}, taskID(1, "human_review"), "human_review"); err != nil {
 				return fmt.Errorf("put interrupt: %w", err)
 			}
 			fmt.Printf("        task %-12s -> %s %v\n", "human_review", checkpoint.InterruptChannel, question["question"])
 			fmt.Println("  ... interrupted: the process stops here, waiting for a human.")
 			return nil
 		}
-		if err := g.writeTasks(script[g.st.step]); err != nil {
+		if err := g.writeTasks(ctx, script[g.st.step]); err != nil {
 			return err
 		}
 		g.advance(script[g.st.step])
-		if err := g.put([]string{"messages", "step"}, "loop"); err != nil {
+		if err := g.put(ctx, []string{"messages", "step"}, "loop"); err != nil {
 			return err
 		}
 	}
@@ -156,9 +154,9 @@ func (g *graph) runUntilInterrupt() error {
 // resume starts over from what Redis holds, as a new process would: it reads
 // the latest checkpoint, finds the interrupt, stores the human's answer and
 // runs the remaining steps.
-func (g *graph) resume() error {
+func (g *graph) resume(ctx context.Context) error {
 	fmt.Println("\n== 2. Resume: read the latest checkpoint back (GetTuple) and answer the interrupt ==")
-	latest, err := g.saver.GetTuple(g.ctx, checkpoint.Config{ThreadID: threadID})
+	latest, err := g.saver.GetTuple(ctx, checkpoint.Config{ThreadID: threadID})
 	if err != nil {
 		return fmt.Errorf("get latest: %w", err)
 	}
@@ -183,28 +181,28 @@ func (g *graph) resume() error {
 	if interrupted == "" {
 		return fmt.Errorf("no interrupt found in the latest checkpoint")
 	}
-	g.st, g.cfg = st, latest.Config
+	g.st, g.latest, g.cp = st, latest.Config, latest.Checkpoint
 
 	// The answer is a write to the resume channel of the interrupted task;
 	// the task then runs again and, this time, writes its result.
-	if err := g.saver.PutWrites(g.ctx, g.cfg, []checkpoint.Write{{Channel: checkpoint.ResumeChannel, Value: "yes"}}, interrupted, "human_review"); err != nil {
+	if err := g.saver.PutWrites(ctx, g.latest, []checkpoint.Write{{Channel: checkpoint.ResumeChannel, Value: "yes"}}, interrupted, "human_review"); err != nil {
 		return fmt.Errorf("put resume: %w", err)
 	}
 	fmt.Printf("resume: %s %s = %q; human_review runs again:\n", interrupted, checkpoint.ResumeChannel, "yes")
 	review := task{"human_review", []checkpoint.Write{say("user", "Yes, book both.")}}
-	if err := g.writeTasks([]task{review}); err != nil {
+	if err := g.writeTasks(ctx, []task{review}); err != nil {
 		return err
 	}
 	g.advance(append(done, review))
-	if err := g.put([]string{"messages", "step"}, "loop"); err != nil {
+	if err := g.put(ctx, []string{"messages", "step"}, "loop"); err != nil {
 		return err
 	}
 	for g.st.step < lastStep {
-		if err := g.writeTasks(script[g.st.step]); err != nil {
+		if err := g.writeTasks(ctx, script[g.st.step]); err != nil {
 			return err
 		}
 		g.advance(script[g.st.step])
-		if err := g.put([]string{"messages", "step"}, "loop"); err != nil {
+		if err := g.put(ctx, []string{"messages", "step"}, "loop"); err != nil {
 			return err
 		}
 	}
@@ -216,13 +214,13 @@ func (g *graph) resume() error {
 // per channel version written, from the thread's hash of values (see package
 // keys for the layout). "config", written once, has one value, yet every
 // checkpoint reads it back.
-func (g *graph) showStoredValues(rdb *redis.Client) error {
+func (g *graph) showStoredValues(ctx context.Context, rdb *redis.Client) error {
 	// The thread's head names its current generation, part of every data key.
-	gen, err := rdb.HGet(g.ctx, g.saver.Layout().Head(threadID), "g").Result()
+	gen, err := rdb.HGet(ctx, g.saver.Layout().Head(threadID), "g").Result()
 	if err != nil {
 		return fmt.Errorf("read the thread's head: %w", err)
 	}
-	fields, err := rdb.HKeys(g.ctx, g.saver.Layout().Blobs(threadID, gen, "")).Result()
+	fields, err := rdb.HKeys(ctx, g.saver.Layout().Blobs(threadID, gen, "")).Result()
 	if err != nil {
 		return fmt.Errorf("read the stored values: %w", err)
 	}
@@ -235,7 +233,7 @@ func (g *graph) showStoredValues(rdb *redis.Client) error {
 	}
 	fmt.Printf("\nvalues stored in Redis: messages %d, step %d, config %d (config was written once, at step -1)\n",
 		count["messages"], count["step"], count["config"])
-	latest, err := g.saver.GetTuple(g.ctx, checkpoint.Config{ThreadID: threadID})
+	latest, err := g.saver.GetTuple(ctx, checkpoint.Config{ThreadID: threadID})
 	if err != nil {
 		return fmt.Errorf("get latest: %w", err)
 	}
@@ -246,9 +244,9 @@ func (g *graph) showStoredValues(rdb *redis.Client) error {
 
 // timeTravel lists the history, replays an earlier checkpoint and forks the
 // thread from it.
-func (g *graph) timeTravel() error {
+func (g *graph) timeTravel(ctx context.Context) error {
 	fmt.Println("\n== 3. Time travel: the history, newest first (List) ==")
-	if _, err := g.printHistory(); err != nil {
+	if _, err := g.printHistory(ctx); err != nil {
 		return err
 	}
 
@@ -256,7 +254,7 @@ func (g *graph) timeTravel() error {
 	// result is what step 1 recorded.
 	id0 := g.ids[0]
 	fmt.Printf("\n-- replay from step 0 (%s) --\n", demo.Short(id0))
-	t0, err := g.saver.GetTuple(g.ctx, checkpoint.Config{ThreadID: threadID, CheckpointID: id0})
+	t0, err := g.saver.GetTuple(ctx, checkpoint.Config{ThreadID: threadID, CheckpointID: id0})
 	if err != nil {
 		return fmt.Errorf("get step 0: %w", err)
 	}
@@ -270,7 +268,7 @@ func (g *graph) timeTravel() error {
 		fmt.Printf("  re-apply %-16s %s\n", pw.TaskID, describe(pw.Value))
 		replayed = append(replayed, pw.Value)
 	}
-	t1, err := g.saver.GetTuple(g.ctx, checkpoint.Config{ThreadID: threadID, CheckpointID: g.ids[1]})
+	t1, err := g.saver.GetTuple(ctx, checkpoint.Config{ThreadID: threadID, CheckpointID: g.ids[1]})
 	if err != nil {
 		return fmt.Errorf("get step 1: %w", err)
 	}
@@ -283,17 +281,17 @@ func (g *graph) timeTravel() error {
 	g.st = st0
 	g.st.messages = append(replayed, msg("user", "Actually, make it Rome."))
 	g.st.step = 1
-	g.cfg = t0.Config
-	before := g.st.versions["messages"]
-	if err := g.put([]string{"messages", "step"}, "fork"); err != nil {
+	g.latest, g.cp = t0.Config, t0.Checkpoint
+	before := g.cp.ChannelVersions["messages"]
+	if err := g.put(ctx, []string{"messages", "step"}, "fork"); err != nil {
 		return err
 	}
 	recordedV := t1.Checkpoint.ChannelVersions["messages"]
 	fmt.Printf("messages %s -> %s: the counter the main branch took at step 1 too; the random suffix keeps the versions apart: %v\n",
-		demo.Counter(before), demo.Counter(g.st.versions["messages"]), g.st.versions["messages"] != recordedV)
+		demo.Counter(before), demo.Counter(g.cp.ChannelVersions["messages"]), g.cp.ChannelVersions["messages"] != recordedV)
 
 	fmt.Println("\nhistory now (List, newest first):")
-	tuples, err := g.printHistory()
+	tuples, err := g.printHistory(ctx)
 	if err != nil {
 		return err
 	}
@@ -312,10 +310,10 @@ func (g *graph) timeTravel() error {
 
 // printHistory lists the thread newest first and prints one line per
 // checkpoint.
-func (g *graph) printHistory() ([]*checkpoint.Tuple, error) {
+func (g *graph) printHistory(ctx context.Context) ([]*checkpoint.Tuple, error) {
 	var out []*checkpoint.Tuple
 	fmt.Printf("  %4s  %-6s  %-7s  %-7s  %s\n", "step", "source", "id", "parent", "messages")
-	for t, err := range g.saver.List(g.ctx, checkpoint.ListQuery{ThreadID: threadID}) {
+	for t, err := range g.saver.List(ctx, checkpoint.ListQuery{ThreadID: threadID}) {
 		if err != nil {
 			return nil, fmt.Errorf("list: %w", err)
 		}
@@ -346,45 +344,34 @@ func (g *graph) advance(tasks []task) {
 	g.st.step++
 }
 
-// put stores the state as a checkpoint, child of the previous one. Only the
-// channels in changed get a new version and are passed in newVersions: the
-// saver writes their values only, and reads the others back from the values
-// stored for their (unchanged) versions.
-func (g *graph) put(changed []string, source string) error {
-	newVersions := map[string]string{}
+// put stores the state as a checkpoint, child of the latest one. Only the
+// channels in changed get a new version (Next bumps them) and are passed in
+// newVersions: the saver writes their values only, and reads the others back
+// from the values stored for their (unchanged) versions.
+func (g *graph) put(ctx context.Context, changed []string, source string) error {
+	values := map[string]any{"messages": slices.Clone(g.st.messages), "step": g.st.step, "config": g.st.config}
+	updates := map[string]any{}
 	for _, ch := range changed {
-		g.st.versions[ch] = g.saver.NextVersion(g.st.versions[ch])
-		newVersions[ch] = g.st.versions[ch]
+		updates[ch] = values[ch]
 	}
-	cp := checkpoint.Checkpoint{
-		V:  4,
-		ID: checkpoint.NewID(),
-		TS: time.Now().UTC().Format(time.RFC3339Nano),
-		ChannelValues: map[string]any{
-			"messages": slices.Clone(g.st.messages),
-			"step":     g.st.step,
-			"config":   g.st.config,
-		},
-		ChannelVersions: maps(g.st.versions),
-		VersionsSeen:    map[string]map[string]string{"agent": maps(g.st.versions)},
-		UpdatedChannels: changed,
-	}
+	cp, newVersions := checkpoint.Next(g.cp, updates, g.saver.NextVersion)
+	cp.VersionsSeen["agent"] = maps.Clone(cp.ChannelVersions) // the agent ran on this state
 	md := checkpoint.Metadata{"source": source, "step": g.st.step, "parents": map[string]any{}}
-	parent := g.cfg.CheckpointID
-	cfg, err := g.saver.Put(g.ctx, g.cfg, cp, md, newVersions)
+	parent := g.latest.CheckpointID
+	cfg, err := g.saver.Put(ctx, checkpoint.Parent(g.latest), cp, md, newVersions)
 	if err != nil {
 		return fmt.Errorf("put step %d: %w", g.st.step, err)
 	}
-	g.cfg = cfg
+	g.latest, g.cp = cfg, cp
 	if source != "fork" {
 		g.ids[g.st.step] = cfg.CheckpointID
 	}
 	var wrote, kept []string
 	for _, ch := range []string{"messages", "step", "config"} {
 		if _, ok := newVersions[ch]; ok {
-			wrote = append(wrote, ch+" "+demo.Counter(g.st.versions[ch]))
+			wrote = append(wrote, ch+" "+demo.Counter(g.cp.ChannelVersions[ch]))
 		} else {
-			kept = append(kept, ch+" "+demo.Counter(g.st.versions[ch]))
+			kept = append(kept, ch+" "+demo.Counter(g.cp.ChannelVersions[ch]))
 		}
 	}
 	keptText := ""
@@ -397,9 +384,9 @@ func (g *graph) put(changed []string, source string) error {
 }
 
 // writeTasks stores the writes of each task against the latest checkpoint.
-func (g *graph) writeTasks(tasks []task) error {
+func (g *graph) writeTasks(ctx context.Context, tasks []task) error {
 	for _, t := range tasks {
-		if err := g.saver.PutWrites(g.ctx, g.cfg, t.writes, taskID(g.st.step, t.name), t.name); err != nil {
+		if err := g.saver.PutWrites(ctx, g.latest, t.writes, taskID(g.st.step, t.name), t.name); err != nil {
 			return fmt.Errorf("put writes of %s: %w", t.name, err)
 		}
 		for _, w := range t.writes {
@@ -430,7 +417,7 @@ func stateOf(cp checkpoint.Checkpoint) (state, error) {
 	if !ok {
 		return state{}, fmt.Errorf("checkpoint %s: config is %T", cp.ID, cp.ChannelValues["config"])
 	}
-	return state{messages: messages, step: step, config: config, versions: maps(cp.ChannelVersions)}, nil
+	return state{messages: messages, step: step, config: config}, nil
 }
 
 // describe prints a message as role: "content", any other value with %v.
@@ -441,12 +428,4 @@ func describe(v any) string {
 		}
 	}
 	return fmt.Sprint(v)
-}
-
-func maps(m map[string]string) map[string]string {
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }

@@ -12,10 +12,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/graphstate/redcheck/examples/internal/demo"
@@ -57,49 +57,41 @@ func run(ctx context.Context, rdb *redis.Client) (err error) {
 // only the task writes that extend it are stored, and readers rebuild it
 // with DeltaChannelHistory.
 type state struct {
-	step     int64
-	counter  int64
-	log      []any
-	versions map[string]string
+	step    int64
+	counter int64
+	log     []any
 }
 
 // runner puts the checkpoints of one branch.
 type runner struct {
-	ctx   context.Context
-	saver checkpoint.Saver
-	cfg   checkpoint.Config // the latest checkpoint of the branch
-	st    state
+	saver  checkpoint.Saver
+	parent checkpoint.Config     // what the next Put gets: Root, then Parent of the latest
+	cp     checkpoint.Checkpoint // the latest checkpoint of the branch (Empty before the first)
+	st     state
 }
 
 // put stores the state as a child of the latest checkpoint, then the write
 // of the step's worker task to "log", and applies that write to the state.
-func (r *runner) put(source, runID string) (checkpoint.Config, error) {
-	newVersions := map[string]string{}
-	for _, ch := range []string{"counter", "log"} {
-		r.st.versions[ch] = r.saver.NextVersion(r.st.versions[ch])
-		newVersions[ch] = r.st.versions[ch]
+// Both channels change at every step, so both get a new version.
+func (r *runner) put(ctx context.Context, source, runID string) (checkpoint.Config, error) {
+	updates := map[string]any{"counter": r.st.counter, "log": nil}
+	snapshot := r.st.step%snapEvery == 0
+	if snapshot {
+		updates["log"] = checkpoint.DeltaSnapshot{Value: slices.Clone(r.st.log)}
 	}
-	values := map[string]any{"counter": r.st.counter}
-	if r.st.step%snapEvery == 0 {
-		values["log"] = checkpoint.DeltaSnapshot{Value: slices.Clone(r.st.log)}
-	} // otherwise "log" has a new version but no value: the saver stores none
-	cp := checkpoint.Checkpoint{
-		V:               4,
-		ID:              checkpoint.NewID(),
-		TS:              time.Now().UTC().Format(time.RFC3339Nano),
-		ChannelValues:   values,
-		ChannelVersions: clone(r.st.versions),
-		VersionsSeen:    map[string]map[string]string{"worker": clone(r.st.versions)},
-		UpdatedChannels: []string{"counter", "log"},
+	cp, newVersions := checkpoint.Next(r.cp, updates, r.saver.NextVersion)
+	if !snapshot {
+		delete(cp.ChannelValues, "log") // a new version but no value: the saver stores none
 	}
+	cp.VersionsSeen["worker"] = maps.Clone(cp.ChannelVersions) // the worker ran on this state
 	md := checkpoint.Metadata{"source": source, "step": r.st.step, "run_id": runID}
-	cfg, err := r.saver.Put(r.ctx, r.cfg, cp, md, newVersions)
+	cfg, err := r.saver.Put(ctx, r.parent, cp, md, newVersions)
 	if err != nil {
 		return cfg, fmt.Errorf("put step %d: %w", r.st.step, err)
 	}
-	r.cfg = cfg
+	r.parent, r.cp = checkpoint.Parent(cfg), cp
 	entry := fmt.Sprintf("step %d: counter=%d", r.st.step, r.st.counter)
-	if err := r.saver.PutWrites(r.ctx, cfg, []checkpoint.Write{{Channel: "log", Value: entry}}, fmt.Sprintf("worker@%d", r.st.step), "worker"); err != nil {
+	if err := r.saver.PutWrites(ctx, cfg, []checkpoint.Write{{Channel: "log", Value: entry}}, fmt.Sprintf("worker@%d", r.st.step), "worker"); err != nil {
 		return cfg, fmt.Errorf("put writes of step %d: %w", r.st.step, err)
 	}
 	r.st.log = append(r.st.log, entry)
@@ -110,15 +102,14 @@ func (r *runner) put(source, runID string) (checkpoint.Config, error) {
 
 func timeTravel(ctx context.Context, saver checkpoint.Saver) error {
 	fmt.Printf("\n== 1. A thread of %d super-steps; \"log\" is a delta channel, snapshotted every %d steps ==\n", steps, snapEvery)
-	r := &runner{ctx: ctx, saver: saver, cfg: checkpoint.Config{ThreadID: mainThread},
-		st: state{log: []any{}, versions: map[string]string{}}}
+	r := &runner{saver: saver, parent: checkpoint.Root(mainThread, ""), cp: checkpoint.Empty(), st: state{log: []any{}}}
 	ids := make([]string, 0, steps)
 	for r.st.step < steps {
 		runID := "run-1"
 		if r.st.step >= steps/2 {
 			runID = "run-2" // the thread was resumed by a second run
 		}
-		cfg, err := r.put("loop", runID)
+		cfg, err := r.put(ctx, "loop", runID)
 		if err != nil {
 			return err
 		}
@@ -152,18 +143,17 @@ func timeTravel(ctx context.Context, saver checkpoint.Saver) error {
 	// Fork: a child of step 5 that makes a different choice. It applies step
 	// 5's write, as the main branch did, but sets the counter to 100.
 	fmt.Printf("\n== 3. Fork from step %d: what if the counter had been 100? ==\n", from)
-	fork := &runner{ctx: ctx, saver: saver, cfg: tup.Config, st: state{
-		step: from + 1, counter: 100, log: log, versions: clone(tup.Checkpoint.ChannelVersions),
-	}}
+	fork := &runner{saver: saver, parent: checkpoint.Parent(tup.Config), cp: tup.Checkpoint,
+		st: state{step: from + 1, counter: 100, log: log}}
 	for _, pw := range tup.PendingWrites {
 		if pw.Channel == "log" {
 			fork.st.log = append(fork.st.log, pw.Value)
 		}
 	}
-	if _, err := fork.put("fork", "run-3"); err != nil {
+	if _, err := fork.put(ctx, "fork", "run-3"); err != nil {
 		return err
 	}
-	tip, err := fork.put("loop", "run-3")
+	tip, err := fork.put(ctx, "loop", "run-3")
 	if err != nil {
 		return err
 	}
@@ -340,12 +330,4 @@ func quoteAll(vs []any) string {
 		parts[i] = fmt.Sprintf("%q", v)
 	}
 	return "[" + strings.Join(parts, ", ") + "]"
-}
-
-func clone(m map[string]string) map[string]string {
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }

@@ -1,11 +1,9 @@
 package redistest
 
 import (
-	"context"
-	"strconv"
-	"strings"
 	"testing"
 
+	"github.com/graphstate/redcheck/internal/redisserver"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -29,8 +27,8 @@ func NewBenchMeter(rdb *redis.Client) *BenchMeter {
 
 // Reset starts a new measurement.
 func (m *BenchMeter) Reset() {
-	m.calls, m.usecs = ScriptStats(m.rdb)
-	m.cpu = MainThreadCPU(m.rdb)
+	m.calls, m.usecs = redisserver.ScriptStats(m.rdb)
+	m.cpu = redisserver.MainThreadCPU(m.rdb)
 	m.Counter.Reset() // last: the INFO calls above are not the benchmark's
 }
 
@@ -38,55 +36,10 @@ func (m *BenchMeter) Reset() {
 // server-cpu-µs/op (main thread CPU) to b's results.
 func (m *BenchMeter) Report(b *testing.B) {
 	b.ReportMetric(float64(m.Load())/float64(b.N), "roundtrips/op") // first, before the INFO calls
-	if calls, usecs := ScriptStats(m.rdb); calls > m.calls {
+	if calls, usecs := redisserver.ScriptStats(m.rdb); calls > m.calls {
 		b.ReportMetric(float64(usecs-m.usecs)/float64(b.N), "server-µs/op")
 	}
-	if cpu := MainThreadCPU(m.rdb); cpu > 0 {
+	if cpu := redisserver.MainThreadCPU(m.rdb); cpu > 0 {
 		b.ReportMetric((cpu-m.cpu)*1e6/float64(b.N), "server-cpu-µs/op")
 	}
-}
-
-// ScriptStats returns the calls of EVALSHA and EVAL Redis has counted and
-// the microseconds it spent in them (INFO commandstats); zeros on error.
-func ScriptStats(rdb redis.UniversalClient) (calls, usecs int64) {
-	info, err := rdb.Info(context.Background(), "commandstats").Result()
-	if err != nil {
-		return 0, 0
-	}
-	for _, line := range strings.Split(info, "\n") {
-		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if !ok || (name != "cmdstat_evalsha" && name != "cmdstat_eval") {
-			continue
-		}
-		for _, kv := range strings.Split(rest, ",") {
-			k, v, _ := strings.Cut(kv, "=")
-			n, _ := strconv.ParseInt(v, 10, 64)
-			switch k {
-			case "calls":
-				calls += n
-			case "usec":
-				usecs += n
-			}
-		}
-	}
-	return calls, usecs
-}
-
-// MainThreadCPU returns the CPU seconds Redis's main thread has used (user
-// and system, INFO cpu); 0 on error. Unlike wall time, it does not grow
-// when other processes compete for the CPU.
-func MainThreadCPU(rdb redis.UniversalClient) float64 {
-	info, err := rdb.Info(context.Background(), "cpu").Result()
-	if err != nil {
-		return 0
-	}
-	var sum float64
-	for _, line := range strings.Split(info, "\n") {
-		name, v, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if ok && (name == "used_cpu_user_main_thread" || name == "used_cpu_sys_main_thread") {
-			f, _ := strconv.ParseFloat(v, 64)
-			sum += f
-		}
-	}
-	return sum
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/graphstate/redcheck/internal/redisserver"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -48,7 +49,7 @@ func RequireCluster(t testing.TB) {
 // are safe for concurrent use.
 type Cluster struct {
 	mu     sync.Mutex
-	nodes  []*server
+	nodes  []*redisserver.Server
 	killed map[string]bool
 }
 
@@ -85,11 +86,15 @@ func StartCluster(t testing.TB, masters, replicasPerMaster int) *Cluster {
 		"--cluster-node-timeout", strconv.Itoa(clusterNodeTimeout),
 		"--repl-diskless-sync-delay", "0",
 	}
-	nodes := make([]*server, n)
+	nodes := make([]*redisserver.Server, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {
-		wg.Go(func() { nodes[i], errs[i] = startServer(bin, args) })
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			nodes[i], errs[i] = redisserver.Start(bin, args)
+		}()
 	}
 	wg.Wait()
 	for _, srv := range nodes {
@@ -123,7 +128,7 @@ func (c *Cluster) Addrs() []string {
 	defer c.mu.Unlock()
 	out := make([]string, len(c.nodes))
 	for i, s := range c.nodes {
-		out[i] = s.addr
+		out[i] = s.Addr()
 	}
 	return out
 }
@@ -132,19 +137,36 @@ func (c *Cluster) Addrs() []string {
 // closed when the test ends. Tests that want other options (timeouts,
 // retries, ReadOnly) build their own from Addrs.
 //
-// The client reloads the slot map every second (ClusterStateReloadInterval;
-// go-redis's default is a minute). go-redis reloads it at once on a MOVED
-// reply, but a master that died answers nothing: a connection refused does
-// not trigger a reload, so with the default the client would keep sending
-// the dead master's slots to it for up to a minute after its replica took
-// over.
+// The client reloads the slot map every second (a goroutine calls
+// ReloadState until the test ends; newer go-redis versions have
+// ClusterOptions.ClusterStateReloadInterval for this, which the go-redis
+// floor, v9.16.0, lacks). go-redis reloads it at once on a MOVED reply, but
+// a master that died answers nothing: a connection refused does not trigger
+// a reload, so without the ticker the client would keep sending the dead
+// master's slots to it for up to a minute after its replica took over.
 func (c *Cluster) Client(t testing.TB) *redis.ClusterClient {
 	t.Helper()
-	client := redis.NewClusterClient(&redis.ClusterOptions{
-		Addrs:                      c.Addrs(),
-		ClusterStateReloadInterval: time.Second,
+	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs()})
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				client.ReloadState(context.Background())
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		close(stop)
+		<-done
+		_ = client.Close()
 	})
-	t.Cleanup(func() { _ = client.Close() })
 	return client
 }
 
@@ -156,8 +178,8 @@ func (c *Cluster) Kill(addr string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, s := range c.nodes {
-		if s.addr == addr {
-			s.kill()
+		if s.Addr() == addr {
+			s.Kill()
 			c.killed[addr] = true
 			return nil
 		}
@@ -172,7 +194,11 @@ func (c *Cluster) stop() {
 	c.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, s := range nodes {
-		wg.Go(s.stop)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.Stop()
+		}()
 	}
 	wg.Wait()
 }

@@ -30,7 +30,8 @@
 //	func TestMain(m *testing.M) { redistest.Main(m) }
 //
 // Without it the server still dies with the test binary on Linux (the child
-// is started with a parent-death signal), but its temporary directory is
+// is started with a parent-death signal by internal/redisserver, the
+// launcher this package shares with the benchmark harness), but its temporary directory is
 // left behind, and on other systems the server process may outlive the test
 // binary.
 //

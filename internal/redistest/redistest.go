@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
+	"github.com/graphstate/redcheck/internal/redisserver"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -31,7 +32,7 @@ func Mini(t testing.TB) (*miniredis.Miniredis, *redis.Client) {
 var shared struct {
 	once sync.Once
 	mu   sync.Mutex
-	srv  *server
+	srv  *redisserver.Server
 	err  error
 }
 
@@ -64,7 +65,7 @@ func Real(t testing.TB) *redis.Client {
 
 	bin := requireRedisServer(t, "REDIS_URL is unset (set it to use a running Redis instead)")
 	shared.once.Do(func() {
-		srv, err := startServer(bin, nil)
+		srv, err := redisserver.Start(bin, nil)
 		shared.mu.Lock()
 		shared.srv, shared.err = srv, err
 		shared.mu.Unlock()
@@ -78,7 +79,7 @@ func Real(t testing.TB) *redis.Client {
 	if srv == nil {
 		t.Fatal("redistest: the shared redis-server was already stopped (Real called after Main's m.Run returned?)")
 	}
-	client := redis.NewClient(&redis.Options{Addr: srv.addr})
+	client := redis.NewClient(&redis.Options{Addr: srv.Addr()})
 	t.Cleanup(func() { _ = client.Close() })
 	return client
 }
@@ -95,7 +96,7 @@ func Main(m *testing.M) {
 	shared.srv = nil
 	shared.mu.Unlock()
 	if srv != nil {
-		srv.stop()
+		srv.Stop()
 	}
 	os.Exit(code)
 }
@@ -118,12 +119,12 @@ func Main(m *testing.M) {
 func StartServer(t testing.TB, extraArgs ...string) (addr string) {
 	t.Helper()
 	bin := requireRedisServer(t, "StartServer always runs its own local server")
-	srv, err := startServer(bin, extraArgs)
+	srv, err := redisserver.Start(bin, extraArgs)
 	if err != nil {
 		t.Fatalf("redistest: starting redis-server %q: %v", extraArgs, err)
 	}
-	t.Cleanup(srv.stop)
-	return srv.addr
+	t.Cleanup(srv.Stop)
+	return srv.Addr()
 }
 
 // Prefix returns a key prefix unique to this call: "rctest:" followed by 12

@@ -172,13 +172,15 @@ func checkCounter(t *testing.T, client redis.UniversalClient, prefix string) {
 	ctr.Reset()
 	var wg sync.WaitGroup
 	for range 8 {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			for range 10 {
 				if err := client.Incr(ctx, prefix+"n").Err(); err != nil {
 					t.Error(err)
 				}
 			}
-		})
+		}()
 	}
 	wg.Wait()
 	if n := ctr.Load(); n != 80 {

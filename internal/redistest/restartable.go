@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/graphstate/redcheck/internal/redisserver"
 )
 
 // RestartableServer is a dedicated redis-server that a test can crash with
@@ -23,7 +25,7 @@ type RestartableServer struct {
 	dir  string
 
 	mu       sync.Mutex
-	srv      *server // nil while killed
+	srv      *redisserver.Server // nil while killed
 	restarts int
 }
 
@@ -41,13 +43,13 @@ func StartRestartableServer(t testing.TB, extraArgs ...string) *RestartableServe
 	t.Helper()
 	bin := requireRedisServer(t, "StartRestartableServer always runs its own local server")
 	args := append([]string{"--appendonly", "yes", "--appendfsync", "always"}, extraArgs...)
-	srv, err := startServer(bin, args)
+	srv, err := redisserver.Start(bin, args)
 	if err != nil {
 		t.Fatalf("redistest: starting a restartable redis-server %q: %v", extraArgs, err)
 	}
-	_, portStr, _ := net.SplitHostPort(srv.addr)
+	_, portStr, _ := net.SplitHostPort(srv.Addr())
 	port, _ := strconv.Atoi(portStr)
-	r := &RestartableServer{bin: bin, args: args, port: port, addr: srv.addr, dir: srv.dir, srv: srv}
+	r := &RestartableServer{bin: bin, args: args, port: port, addr: srv.Addr(), dir: srv.Dir(), srv: srv}
 	t.Cleanup(r.stop)
 	return r
 }
@@ -73,7 +75,7 @@ func (r *RestartableServer) Kill() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.srv != nil {
-		r.srv.kill()
+		r.srv.Kill()
 		r.srv = nil
 	}
 }
@@ -91,21 +93,21 @@ func (r *RestartableServer) Restart() error {
 	if r.srv != nil {
 		return errRestartRunning
 	}
-	old := filepath.Join(r.dir, logName)
+	old := filepath.Join(r.dir, redisserver.LogName)
 	_ = os.Rename(old, old+"."+strconv.Itoa(r.restarts))
 	var err error
-	for attempt := range portAttempts * 4 {
+	for attempt := range redisserver.PortAttempts * 4 {
 		if attempt > 0 {
 			time.Sleep(100 * time.Millisecond)
 		}
-		var srv *server
-		srv, err = launch(r.bin, r.port, r.dir, r.args)
+		var srv *redisserver.Server
+		srv, err = redisserver.Launch(r.bin, r.port, r.dir, r.args)
 		if err == nil {
 			r.srv = srv
 			r.restarts++
 			return nil
 		}
-		if !errors.Is(err, errPortTaken) {
+		if !errors.Is(err, redisserver.ErrPortTaken) {
 			break
 		}
 	}
@@ -117,7 +119,7 @@ func (r *RestartableServer) stop() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.srv != nil {
-		r.srv.stop() // removes the directory
+		r.srv.Stop() // removes the directory
 		r.srv = nil
 		return
 	}

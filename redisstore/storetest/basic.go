@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/graphstate/redcheck/internal/testctx"
 	"github.com/graphstate/redcheck/redisstore"
 )
 
@@ -77,10 +78,10 @@ func updateKeepsCreatedAt(t *testing.T, e Env) {
 
 func getMissing(t *testing.T, e Env) {
 	s := store(t, e)
-	_, err := s.Get(t.Context(), ns{"nothing", "here"}, "k")
+	_, err := s.Get(testctx.Context(t), ns{"nothing", "here"}, "k")
 	wantErr(t, "Get of a missing item", err, redisstore.ErrNotFound)
 	put(t, s, ns{"a"}, "k", v())
-	_, err = s.Get(t.Context(), ns{"a"}, "other")
+	_, err = s.Get(testctx.Context(t), ns{"a"}, "other")
 	wantErr(t, "Get of a missing key in a live namespace", err, redisstore.ErrNotFound)
 }
 
@@ -165,9 +166,9 @@ func valueRoundTrip(t *testing.T, e Env) {
 	if f, ok := it.Value["float"].(float64); !ok || f != 2.5 {
 		t.Errorf("2.5 comes back as %T %v", it.Value["float"], it.Value["float"])
 	}
-	put(t, s, ns{"rt"}, "nil", nil)
-	if got := get(t, s, ns{"rt"}, "nil"); got == nil || len(got.Value) != 0 || got.Value == nil {
-		t.Fatalf("nil value: %+v", got)
+	put(t, s, ns{"rt"}, "empty", map[string]any{})
+	if got := get(t, s, ns{"rt"}, "empty"); got == nil || len(got.Value) != 0 || got.Value == nil {
+		t.Fatalf("empty value: %+v", got)
 	}
 }
 
@@ -196,7 +197,7 @@ func langgraphRootAndPeriods(t *testing.T, e Env) {
 // test_cannot_put_empty_namespace, and the limits.
 func invalidInput(t *testing.T, e Env) {
 	s := store(t, e)
-	ctx := t.Context()
+	ctx := testctx.Context(t)
 	doc := v("foo", "bar")
 	for _, n := range []ns{nil, {}, {"some", "fun", ""}, {""}} {
 		wantErr(t, "Put empty namespace or label", s.Put(ctx, n, "foo", doc), redisstore.ErrInvalidNamespace)

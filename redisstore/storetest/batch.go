@@ -3,6 +3,7 @@ package storetest
 import (
 	"testing"
 
+	"github.com/graphstate/redcheck/internal/testctx"
 	"github.com/graphstate/redcheck/redisstore"
 )
 
@@ -190,17 +191,17 @@ func batchLastWriteWins(t *testing.T, e Env) {
 
 func batchInvalidOp(t *testing.T, e Env) {
 	s := store(t, e)
-	_, err := s.Batch(t.Context(), []redisstore.Op{
+	_, err := s.Batch(testctx.Context(t), []redisstore.Op{
 		redisstore.PutOp{Namespace: ns{"ok"}, Key: "k", Value: v("x", 1)},
 		redisstore.PutOp{Namespace: ns{"bad", ""}, Key: "k", Value: v("x", 1)},
 	})
 	wantErr(t, "batch with a bad namespace", err, redisstore.ErrInvalidNamespace)
-	_, err = s.Batch(t.Context(), []redisstore.Op{
+	_, err = s.Batch(testctx.Context(t), []redisstore.Op{
 		redisstore.PutOp{Namespace: ns{"ok"}, Key: "k", Value: v("x", 1)},
 		redisstore.SearchOp{Options: redisstore.SearchOptions{Filter: v("x", v("$nope", 1))}},
 	})
 	wantErr(t, "batch with a bad filter", err, redisstore.ErrInvalidFilter)
-	_, err = s.Batch(t.Context(), []redisstore.Op{nil})
+	_, err = s.Batch(testctx.Context(t), []redisstore.Op{nil})
 	wantErr(t, "batch with a nil op", err, redisstore.ErrInvalidArgument)
 	if get(t, s, ns{"ok"}, "k") != nil {
 		t.Fatal("a refused batch wrote its valid put")

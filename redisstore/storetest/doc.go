@@ -1,10 +1,13 @@
 // Package storetest is the behavioural test kit of redisstore: LangGraph's
 // store tests (langgraph libs/checkpoint/tests/test_store.py and
 // libs/checkpoint-postgres/tests/test_store.py) ported to Go subtests, plus
-// cases for what the Redis store promises beyond them: injective
-// addressing, whole-label prefixes, filters evaluated before paging, TTL
-// expiry and sweeping, and an exact top-k by cosine similarity checked
-// against brute force.
+// the contract points found by porting LangGraph's SQLite and JS store
+// tests too (group contract: non-finite filter operands, [] versus {},
+// dotted top-level keys, nil values that delete, the Limit and Offset caps,
+// walks of many steps), plus cases for what the Redis store promises beyond
+// them: injective addressing, whole-label prefixes, filters evaluated
+// before paging, TTL expiry and sweeping, and an exact top-k by cosine
+// similarity checked against brute force.
 //
 // # Running it
 //

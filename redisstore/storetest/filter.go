@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/graphstate/redcheck/internal/testctx"
 	"github.com/graphstate/redcheck/redisstore"
 )
 
@@ -200,7 +201,7 @@ func filterInvalid(t *testing.T, e Env) {
 		v(".a", 1),
 		v("score", v("$eq", func() {})),
 	} {
-		_, err := s.Search(t.Context(), ns{"test"}, redisstore.SearchOptions{Filter: f})
+		_, err := s.Search(testctx.Context(t), ns{"test"}, redisstore.SearchOptions{Filter: f})
 		wantErr(t, fmt.Sprint("filter ", f), err, redisstore.ErrInvalidFilter)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/graphstate/redcheck/internal/testctx"
 	"github.com/graphstate/redcheck/redisstore"
 )
 
@@ -21,7 +22,7 @@ func store(t *testing.T, e Env) *redisstore.Store {
 
 func put(t *testing.T, s *redisstore.Store, n ns, key string, value map[string]any, opts ...redisstore.PutOption) {
 	t.Helper()
-	if err := s.Put(t.Context(), n, key, value, opts...); err != nil {
+	if err := s.Put(testctx.Context(t), n, key, value, opts...); err != nil {
 		t.Fatalf("Put(%q, %q): %v", n, key, err)
 	}
 }
@@ -29,7 +30,7 @@ func put(t *testing.T, s *redisstore.Store, n ns, key string, value map[string]a
 // get is Python's get: nil for an absent item, fatal on other errors.
 func get(t *testing.T, s *redisstore.Store, n ns, key string, opts ...redisstore.GetOption) *redisstore.Item {
 	t.Helper()
-	it, err := s.Get(t.Context(), n, key, opts...)
+	it, err := s.Get(testctx.Context(t), n, key, opts...)
 	if errors.Is(err, redisstore.ErrNotFound) {
 		if it != nil {
 			t.Fatalf("Get(%q, %q) returned an item with ErrNotFound", n, key)
@@ -47,14 +48,14 @@ func get(t *testing.T, s *redisstore.Store, n ns, key string, opts ...redisstore
 
 func del(t *testing.T, s *redisstore.Store, n ns, key string) {
 	t.Helper()
-	if err := s.Delete(t.Context(), n, key); err != nil {
+	if err := s.Delete(testctx.Context(t), n, key); err != nil {
 		t.Fatalf("Delete(%q, %q): %v", n, key, err)
 	}
 }
 
 func search(t *testing.T, s *redisstore.Store, prefix ns, o redisstore.SearchOptions) []redisstore.SearchItem {
 	t.Helper()
-	got, err := s.Search(t.Context(), prefix, o)
+	got, err := s.Search(testctx.Context(t), prefix, o)
 	if err != nil {
 		t.Fatalf("Search(%q, %+v): %v", prefix, o, err)
 	}
@@ -63,7 +64,7 @@ func search(t *testing.T, s *redisstore.Store, prefix ns, o redisstore.SearchOpt
 
 func list(t *testing.T, s *redisstore.Store, o redisstore.ListNamespacesOptions) [][]string {
 	t.Helper()
-	got, err := s.ListNamespaces(t.Context(), o)
+	got, err := s.ListNamespaces(testctx.Context(t), o)
 	if err != nil {
 		t.Fatalf("ListNamespaces(%+v): %v", o, err)
 	}
@@ -72,7 +73,7 @@ func list(t *testing.T, s *redisstore.Store, o redisstore.ListNamespacesOptions)
 
 func batch(t *testing.T, s *redisstore.Store, ops ...redisstore.Op) []redisstore.Result {
 	t.Helper()
-	got, err := s.Batch(t.Context(), ops)
+	got, err := s.Batch(testctx.Context(t), ops)
 	if err != nil {
 		t.Fatalf("Batch: %v", err)
 	}

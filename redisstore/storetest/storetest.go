@@ -28,7 +28,7 @@ type testCase struct {
 }
 
 // Run runs every group of the kit: basic, search, filter,
-// list_namespaces, batch, ttl and vector.
+// list_namespaces, batch, ttl, vector and contract.
 func Run(t *testing.T, e Env) {
 	t.Helper()
 	if e.New == nil {
@@ -44,6 +44,7 @@ func Run(t *testing.T, e Env) {
 	group(t, e, "batch", batchCases)
 	group(t, e, "ttl", ttlCases)
 	group(t, e, "vector", vectorCases)
+	group(t, e, "contract", contractCases)
 }
 
 func group(t *testing.T, e Env, name string, cases []testCase) {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/graphstate/redcheck/internal/testctx"
 	"github.com/graphstate/redcheck/redisstore"
 )
 
@@ -13,6 +14,7 @@ var ttlCases = []testCase{
 	{"per_item_ttl", ttlPerItem},
 	{"ttl_zero_keeps_forever", ttlZero},
 	{"refresh_on_get", ttlRefreshGet},
+	{"refresh_on_read_defaults_on", ttlRefreshDefaultsOn},
 	{"refresh_on_search", ttlRefreshSearch},
 	{"update_restarts_ttl", ttlUpdate},
 	{"store_ttl", ttlStoreTTL},
@@ -55,7 +57,7 @@ func present(t *testing.T, s *redisstore.Store, n ns, key string) {
 
 func ttlDefault(t *testing.T, e Env) {
 	needClock(t, e)
-	s := e.New(t, redisstore.Options{TTL: units(e, 2)})
+	s := e.New(t, redisstore.Options{TTL: units(e, 2), RefreshOnRead: redisstore.RefreshOff})
 	put(t, s, ns{"t", "a"}, "k", v("x", 1))
 	put(t, s, ns{"t", "b"}, "k", v("x", 2), redisstore.WithTTL(units(e, 4)))
 	advance(t, e, 1)
@@ -69,7 +71,7 @@ func ttlDefault(t *testing.T, e Env) {
 
 func ttlPerItem(t *testing.T, e Env) {
 	needClock(t, e)
-	s := store(t, e)
+	s := e.New(t, redisstore.Options{RefreshOnRead: redisstore.RefreshOff})
 	put(t, s, ns{"p", "short"}, "a", v("x", 1), redisstore.WithTTL(units(e, 2)))
 	put(t, s, ns{"p", "mixed"}, "b", v("x", 2))
 	put(t, s, ns{"p", "mixed"}, "c", v("x", 3), redisstore.WithTTL(units(e, 2)))
@@ -97,7 +99,7 @@ func ttlZero(t *testing.T, e Env) {
 
 func ttlRefreshGet(t *testing.T, e Env) {
 	needClock(t, e)
-	s := e.New(t, redisstore.Options{TTL: units(e, 2), RefreshOnRead: true})
+	s := e.New(t, redisstore.Options{TTL: units(e, 2), RefreshOnRead: redisstore.RefreshOn})
 	put(t, s, ns{"r"}, "refreshed", v())
 	put(t, s, ns{"r"}, "not", v())
 	advance(t, e, 1.5)
@@ -108,8 +110,8 @@ func ttlRefreshGet(t *testing.T, e Env) {
 	absent(t, s, ns{"r"}, "not")
 	wantNamespaces(t, "namespaces", list(t, s, lo{}), ns{"r"})
 
-	// Without RefreshOnRead, only an explicit RefreshOn extends.
-	s2 := e.New(t, redisstore.Options{TTL: units(e, 2)})
+	// With RefreshOnRead off, only an explicit RefreshOn extends.
+	s2 := e.New(t, redisstore.Options{TTL: units(e, 2), RefreshOnRead: redisstore.RefreshOff})
 	put(t, s2, ns{"r"}, "on", v())
 	put(t, s2, ns{"r"}, "default", v())
 	advance(t, e, 1.5)
@@ -118,6 +120,22 @@ func ttlRefreshGet(t *testing.T, e Env) {
 	advance(t, e, 1.5)
 	present(t, s2, ns{"r"}, "on")
 	absent(t, s2, ns{"r"}, "default")
+}
+
+// refresh_on_read defaults to true in LangGraph: so does RefreshOnRead.
+func ttlRefreshDefaultsOn(t *testing.T, e Env) {
+	needClock(t, e)
+	s := e.New(t, redisstore.Options{TTL: units(e, 2)})
+	put(t, s, ns{"d"}, "got", v())
+	put(t, s, ns{"d", "x"}, "searched", v())
+	put(t, s, ns{"d", "y"}, "not", v())
+	advance(t, e, 1.5)
+	get(t, s, ns{"d"}, "got")
+	wantKeys(t, "search", search(t, s, ns{"d", "x"}, redisstore.SearchOptions{}), "searched")
+	advance(t, e, 1.5)
+	present(t, s, ns{"d"}, "got")
+	present(t, s, ns{"d", "x"}, "searched")
+	absent(t, s, ns{"d", "y"}, "not")
 }
 
 func ttlRefreshSearch(t *testing.T, e Env) {
@@ -153,7 +171,7 @@ func ttlUpdate(t *testing.T, e Env) {
 // test_store_ttl (Postgres), in units: TTL 3, reads at 2, 4, 6 and 8.5.
 func ttlStoreTTL(t *testing.T, e Env) {
 	needClock(t, e)
-	s := e.New(t, redisstore.Options{TTL: units(e, 3), RefreshOnRead: true})
+	s := e.New(t, redisstore.Options{TTL: units(e, 3), RefreshOnRead: redisstore.RefreshOn})
 	n := ns{"foo"}
 	put(t, s, n, "item1", v("foo", "bar"))
 	advance(t, e, 2)
@@ -199,11 +217,11 @@ func ttlSweep(t *testing.T, e Env) {
 	put(t, s, ns{"kept"}, "k", v())
 	put(t, s, ns{"kept"}, "short", v(), redisstore.WithTTL(units(e, 1)))
 	advance(t, e, 2)
-	n, err := s.Sweep(t.Context())
+	n, err := s.Sweep(testctx.Context(t))
 	if err != nil || n != 6 {
 		t.Fatalf("Sweep = %d, %v; want 6", n, err)
 	}
-	if n, err := s.Sweep(t.Context()); err != nil || n != 0 {
+	if n, err := s.Sweep(testctx.Context(t)); err != nil || n != 0 {
 		t.Fatalf("second Sweep = %d, %v; want 0", n, err)
 	}
 	wantNamespaces(t, "namespaces", list(t, s, lo{}), ns{"kept"})
@@ -218,7 +236,7 @@ func ttlWritesSweep(t *testing.T, e Env) {
 	}
 	advance(t, e, 2)
 	put(t, s, ns{"other"}, "k", v())
-	if n, err := s.Sweep(t.Context()); err != nil || n != 0 {
+	if n, err := s.Sweep(testctx.Context(t)); err != nil || n != 0 {
 		t.Fatalf("Sweep after a write = %d, %v; want 0 (the write swept)", n, err)
 	}
 }

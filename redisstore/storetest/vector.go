@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/graphstate/redcheck/internal/testctx"
 	"github.com/graphstate/redcheck/redisstore"
 	"github.com/graphstate/redcheck/redisstore/embed"
 )
@@ -131,7 +132,7 @@ func vecUpdate(t *testing.T, e Env) {
 // test_vector_search_with_filters, with and without refresh.
 func vecFilters(t *testing.T, e Env) {
 	for _, refresh := range []redisstore.Refresh{redisstore.RefreshOn, redisstore.RefreshOff} {
-		s := e.New(t, redisstore.Options{Embedder: hashing(t), Dims: kitDims, TTL: units(e, 100), RefreshOnRead: true})
+		s := e.New(t, redisstore.Options{Embedder: hashing(t), Dims: kitDims, TTL: units(e, 100), RefreshOnRead: redisstore.RefreshOn})
 		docs := []struct {
 			k string
 			v map[string]any
@@ -272,7 +273,7 @@ func vecScores(t *testing.T, e Env) {
 		put(t, s, ns{"test"}, "doc", v("key0", "aaa"), redisstore.WithIndex("key0", "key1"))
 		got := search(t, s, nil, redisstore.SearchOptions{Query: query})
 		wantLen(t, query, got, 1)
-		vecs, err := emb.Embed(t.Context(), []string{"aaa", query})
+		vecs, err := emb.Embed(testctx.Context(t), []string{"aaa", query})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -318,7 +319,7 @@ func vecJSONPaths(t *testing.T, e Env) {
 	if got := search(t, s, ns{"p"}, redisstore.SearchOptions{Query: "guava", Limit: 1}); len(got) != 1 || got[0].Key != "d" {
 		t.Fatalf("guava: %q", keysOf(got))
 	}
-	wantErr(t, "bad path", s.Put(t.Context(), ns{"p"}, "e", v(), redisstore.WithIndex("a[")), redisstore.ErrInvalidArgument)
+	wantErr(t, "bad path", s.Put(testctx.Context(t), ns{"p"}, "e", v(), redisstore.WithIndex("a[")), redisstore.ErrInvalidArgument)
 	_, err := redisstore.New(nil, redisstore.Options{})
 	wantErr(t, "nil client", err, redisstore.ErrInvalidOptions)
 }
@@ -326,9 +327,18 @@ func vecJSONPaths(t *testing.T, e Env) {
 func vecNoEmbedder(t *testing.T, e Env) {
 	s := store(t, e)
 	put(t, s, ns{"n"}, "k", v("text", "hello"), redisstore.WithIndex("text"))
-	_, err := s.Search(t.Context(), ns{"n"}, redisstore.SearchOptions{Query: "hello"})
-	wantErr(t, "query without an embedder", err, redisstore.ErrNoEmbedder)
-	wantLen(t, "no query", search(t, s, ns{"n"}, redisstore.SearchOptions{}), 1)
+	put(t, s, ns{"n"}, "k2", v("text", "bye", "kind", "x"))
+	// LangGraph ignores the query: the plain search, newest first, no scores.
+	got := search(t, s, ns{"n"}, redisstore.SearchOptions{Query: "hello"})
+	wantKeys(t, "query without an embedder", got, "k2", "k")
+	for _, it := range got {
+		if it.Score != nil {
+			t.Fatalf("%s has a score without an embedder", it.Key)
+		}
+	}
+	got = search(t, s, ns{"n"}, redisstore.SearchOptions{Query: "hello", Filter: v("kind", "x"), Limit: 1})
+	wantKeys(t, "query, filter and limit without an embedder", got, "k2")
+	wantLen(t, "no query", search(t, s, ns{"n"}, redisstore.SearchOptions{}), 2)
 }
 
 type funcEmbedder func(ctx context.Context, texts []string) ([][]float32, error)
@@ -361,9 +371,9 @@ func vecEmbedderErrors(t *testing.T, e Env) {
 	}
 	for name, emb := range cases {
 		s := e.New(t, redisstore.Options{Embedder: emb, Dims: 4})
-		err := s.Put(t.Context(), ns{"x"}, "k", v("text", "hi"))
+		err := s.Put(testctx.Context(t), ns{"x"}, "k", v("text", "hi"))
 		wantErr(t, name+": put", err, redisstore.ErrEmbedding)
-		_, err = s.Search(t.Context(), ns{"x"}, redisstore.SearchOptions{Query: "hi"})
+		_, err = s.Search(testctx.Context(t), ns{"x"}, redisstore.SearchOptions{Query: "hi"})
 		wantErr(t, name+": search", err, redisstore.ErrEmbedding)
 		if name == "error" && !errors.Is(err, boom) {
 			t.Fatalf("the embedder's error is not wrapped: %v", err)

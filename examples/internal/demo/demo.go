@@ -14,6 +14,7 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
 )
 
 // Connect returns a client to the Redis named by the REDIS_URL environment
@@ -29,6 +30,7 @@ func Connect() (rdb *redis.Client, where string, cleanup func(), err error) {
 		if err != nil {
 			return nil, "", nil, fmt.Errorf("bad REDIS_URL: %w", err)
 		}
+		opt.MaintNotificationsConfig = noMaintNotifications()
 		rdb = redis.NewClient(opt)
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -43,7 +45,7 @@ func Connect() (rdb *redis.Client, where string, cleanup func(), err error) {
 	if err != nil {
 		return nil, "", nil, fmt.Errorf("start miniredis: %w", err)
 	}
-	rdb = redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	rdb = redis.NewClient(&redis.Options{Addr: mr.Addr(), MaintNotificationsConfig: noMaintNotifications()})
 	cleanup = func() {
 		_ = rdb.Close()
 		mr.Close()
@@ -55,6 +57,13 @@ func Connect() (rdb *redis.Client, where string, cleanup func(), err error) {
 // unset). miniredis never evicts and reports no eviction policy, so the
 // examples set redissaver.Options.AcceptEviction on it only.
 func Embedded() bool { return os.Getenv("REDIS_URL") == "" }
+
+// noMaintNotifications turns maintenance notifications (a Redis 8.2 feature)
+// off: in their default auto mode, go-redis v9.16 (the module's floor) logs
+// a line on every connection to a server without them, miniredis included.
+func noMaintNotifications() *maintnotifications.Config {
+	return &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
+}
 
 // Short shortens a checkpoint ID for printing: its last six characters,
 // which tell apart IDs made by checkpoint.NewID in one run (a ULID's first

@@ -1,6 +1,6 @@
 //go:build linux
 
-package redistest
+package redisserver
 
 import (
 	"os/exec"
@@ -10,7 +10,7 @@ import (
 )
 
 // Servers are started with Pdeathsig=SIGKILL so that they die with the test
-// binary even when Main is not called, or the binary panics or is killed.
+// binary (or program) even when it does not stop them, panics or is killed.
 //
 // Linux sends the parent-death signal when the *thread* that forked the child
 // exits, not the process. A Go thread can exit while the process lives on

@@ -1,9 +1,9 @@
 //go:build !linux
 
-package redistest
+package redisserver
 
 import "os/exec"
 
 // startProcess starts the server. Outside Linux there is no parent-death
-// signal, so a server outlives a test binary that does not call Main.
+// signal, so a server outlives a program that does not stop it.
 func startProcess(cmd *exec.Cmd) error { return cmd.Start() }

@@ -1,0 +1,89 @@
+package canonjson
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Decode decodes exactly one JSON value from data (surrounding whitespace
+// allowed) into nil, bool, string, []any, map[string]any and numbers:
+// integers (literals without '.', 'e' or 'E') become int64, or uint64 above
+// math.MaxInt64 when they fit, every other number float64 (a literal beyond
+// the float64 range is an error). Invalid UTF-8 in strings is replaced by
+// U+FFFD, as encoding/json does. Malformed JSON, trailing data and nesting
+// deeper than MaxDepth levels give an error wrapping ErrMalformed.
+func Decode(data []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrMalformed, err)
+	}
+	if rest := data[dec.InputOffset():]; len(bytes.TrimLeft(rest, " \t\r\n")) != 0 {
+		return nil, fmt.Errorf("%w: trailing data after value", ErrMalformed)
+	}
+	return normalize(v)
+}
+
+// normalize replaces, in place, every json.Number of a tree decoded with
+// UseNumber by an int64, uint64 or float64.
+func normalize(v any) (any, error) {
+	switch x := v.(type) {
+	case json.Number:
+		n, err := parseNumber(string(x))
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrMalformed, err)
+		}
+		return n, nil
+	case map[string]any:
+		for k, e := range x {
+			n, err := normalize(e)
+			if err != nil {
+				return nil, err
+			}
+			x[k] = n
+		}
+	case []any:
+		for i, e := range x {
+			n, err := normalize(e)
+			if err != nil {
+				return nil, err
+			}
+			x[i] = n
+		}
+	}
+	return v, nil
+}
+
+// parseNumber converts a JSON number literal: integers (no '.', 'e' or 'E')
+// to int64 when they fit, else to uint64 when they fit; everything else to
+// float64 (an underflow rounds to 0 or a subnormal, as JSON means). A literal
+// beyond the float64 range, or not a number, is an error.
+func parseNumber(s string) (any, error) {
+	if !strings.ContainsAny(s, ".eE") {
+		if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+			return i, nil
+		}
+		if u, err := strconv.ParseUint(s, 10, 64); err == nil {
+			return u, nil
+		}
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil && (!errors.Is(err, strconv.ErrRange) || math.IsInf(f, 0)) {
+		return nil, fmt.Errorf("number %q: %w", truncate(s), err)
+	}
+	return f, nil
+}
+
+// truncate keeps error messages short when a hostile input is huge.
+func truncate(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "..."
+	}
+	return s
+}

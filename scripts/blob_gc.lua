@@ -1,0 +1,55 @@
+-- blob_gc.lua: one bounded step of removing the values no checkpoint of a namespace points to any more
+-- (after DeleteForRuns or Prune deleted checkpoints). Mark, then sweep:
+--   mark:  walks the namespace index from the cursor, adding the blob fields each checkpoint points to to
+--          the namespace's keep set (created with the marker member "" on the first step; while it exists,
+--          every Put to the namespace adds the fields it points to as well);
+--   sweep: scans the values hash from the cursor (HSCAN) and deletes the fields the keep set lacks; when
+--          the scan ends, the keep set goes.
+-- KEYS[1] thread head hash
+-- ARGV[1] shard base "P:{N}:"
+-- ARGV[2] encoded thread
+-- ARGV[3] the generation the job works on
+-- ARGV[4] encoded namespace
+-- ARGV[5] phase: "mark" or "sweep"
+-- ARGV[6] cursor: mark: "" to start, else the last id marked; sweep: "0" to start, else the HSCAN cursor
+-- ARGV[7] budget: checkpoints to mark, or fields to scan, at most
+-- Returns: {phase to run next ("mark", "sweep" or "" when done), its cursor, values deleted by this step}.
+--          Done at once when the thread's generation is no longer ARGV[3] (deleted or replaced: the
+--          reclaim of the old generation takes everything).
+-- Work bound: O(ARGV[7]) commands (a checkpoint's fields when marking).
+local sb, enct, gen, encns, phase, cursor = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
+local budget = tonumber(ARGV[7])
+if redis.call('HGET', KEYS[1], 'g') ~= gen then return {'', '', 0} end
+local nb = sb .. 't:' .. enct .. ':g:' .. gen .. ':n:' .. encns
+local keep = nb .. ':keep'
+if phase == 'mark' then
+  if cursor == '' then
+    redis.call('DEL', keep)
+    redis.call('SADD', keep, '')
+  end
+  local min = '-'
+  if cursor ~= '' then min = '(' .. cursor end
+  local ids = redis.call('ZRANGEBYLEX', nb .. ':idx', min, '+', 'LIMIT', 0, budget)
+  for _, id in ipairs(ids) do
+    local flat = redis.call('HGETALL', nb .. ':cp:' .. id)
+    local fields = {}
+    for i = 1, #flat, 2 do
+      if string.sub(flat[i], 1, 2) == 'c:' then fields[#fields + 1] = blob_field(string.sub(flat[i], 3), flat[i + 1]) end
+    end
+    if #fields > 0 then chunked('SADD', keep, fields, 1000) end
+  end
+  if #ids < budget then return {'sweep', '0', 0} end
+  return {'mark', ids[#ids], 0}
+end
+if redis.call('EXISTS', keep) == 0 then return {'', '', 0} end -- a job that ended (or another one's sweep)
+local r = redis.call('HSCAN', nb .. ':blobs', cursor, 'COUNT', budget)
+local drop = {}
+for i = 1, #r[2], 2 do
+  if redis.call('SISMEMBER', keep, r[2][i]) == 0 then drop[#drop + 1] = r[2][i] end
+end
+if #drop > 0 then chunked('HDEL', nb .. ':blobs', drop, 1000) end
+if r[1] == '0' then
+  redis.call('DEL', keep)
+  return {'', '', #drop}
+end
+return {'sweep', r[1], #drop}

@@ -1,0 +1,49 @@
+-- copy_read.lua: one bounded page of a thread for CopyThread (the source side); writes nothing.
+-- KEYS[1] thread head hash of the source
+-- KEYS[2] thread registry zset of the source's shard
+-- ARGV[1] shard base "P:{N}:"
+-- ARGV[2] encoded thread
+-- ARGV[3] the generation the first page read ("" on the first page)
+-- ARGV[4] part: "ns" (a page of the namespace set), "cps" (a page of a namespace's checkpoints, in id
+--         order) or "blobs" (a page of a namespace's values)
+-- ARGV[5] encoded namespace (parts cps and blobs)
+-- ARGV[6] cursor: ns and blobs: the SSCAN/HSCAN cursor ("0" to start); cps: the last id read ("" to start)
+-- ARGV[7] budget: members, checkpoints or fields per page, at most (SSCAN and HSCAN take it as COUNT)
+-- Returns: {""} when the thread does not exist, expired, or was replaced since the first page; else
+--          {generation, next cursor ("0" for ns and blobs, "" for cps, at the end), then: ns: namespaces;
+--           cps: {id, checkpoint hash as field, value, ...} per checkpoint; blobs: field, value, ...}.
+--          "DATALOSS <what>" for a lost head, namespace set or indexed checkpoint hash.
+-- Work bound: O(ARGV[7]) members, fields or checkpoints (each O(its fields)).
+local sb, enct, part, encns, cursor = ARGV[1], ARGV[2], ARGV[4], ARGV[5], ARGV[6]
+local budget = tonumber(ARGV[7])
+local gen, state, detail = thread_state(sb, enct, now_ms())
+if state == 'lost' then return dataloss(detail) end
+if state ~= 'live' or (ARGV[3] ~= '' and ARGV[3] ~= gen) then return {''} end
+local gb = sb .. 't:' .. enct .. ':g:' .. gen
+if part == 'ns' then
+  local lost = check_gen(gb, nil)
+  if lost then return lost end
+  local r = redis.call('SSCAN', gb .. ':ns', cursor, 'COUNT', budget)
+  local out = {gen, r[1]}
+  for _, m in ipairs(r[2]) do out[#out + 1] = m end
+  return out
+end
+local nb = gb .. ':n:' .. encns
+if part == 'blobs' then
+  local r = redis.call('HSCAN', nb .. ':blobs', cursor, 'COUNT', budget)
+  local out = {gen, r[1]}
+  for _, v in ipairs(r[2]) do out[#out + 1] = v end
+  return out
+end
+local min = '-'
+if cursor ~= '' then min = '(' .. cursor end
+local ids = redis.call('ZRANGEBYLEX', nb .. ':idx', min, '+', 'LIMIT', 0, budget)
+local nextc = ''
+if #ids == budget then nextc = ids[#ids] end
+local out = {gen, nextc}
+for _, id in ipairs(ids) do
+  local flat = redis.call('HGETALL', nb .. ':cp:' .. id)
+  if #flat == 0 then return dataloss('checkpoint hash ' .. nb .. ':cp:' .. id) end
+  out[#out + 1] = {id, flat}
+end
+return out

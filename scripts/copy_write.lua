@@ -1,0 +1,85 @@
+-- copy_write.lua: one bounded step of CopyThread on the target side. The copy is written into a staging
+-- generation that no reader sees (it is not the target's head generation), and becomes the target's thread
+-- at once at "commit". A staging generation is queued for reclaim from a deadline that every step moves
+-- on, so an abandoned copy is reclaimed by the sweeps.
+-- KEYS[1] thread head hash of the target
+-- KEYS[2] thread registry zset of the target's shard
+-- KEYS[3] index zset of every checkpoint of the target's shard
+-- KEYS[4] reclaim queue zset of the target's shard
+-- KEYS[5] event stream of the target thread
+-- KEYS[6] event feed of the target's shard
+-- ARGV[1] shard base "P:{N}:"
+-- ARGV[2] encoded target thread
+-- ARGV[3] the staging generation
+-- ARGV[4] phase: "begin", "cps", "blobs", "commit" or "abort"
+-- ARGV[5] how long an idle staging generation waits before it is reclaimed, in milliseconds
+-- ARGV[6] cps and blobs: encoded namespace; commit: TTL in milliseconds (0: none)
+-- ARGV[7 ..] cps: records id, n, then n checkpoint field/value pairs (a "r" field names the run index in
+--            the target's shard); blobs: field/value pairs; commit: the number of checkpoints copied,
+--            then the event spec (stream maxlen, feed maxlen, e, then e event field/value pairs)
+-- Returns: 1. Errors, before anything is written: "EXISTS ..." (begin, commit) when the target thread
+--          has checkpoints; "DATALOSS ..." when its head or registry entry is missing.
+-- Work bound: O(size of the page given).
+local sb, enct, gen, phase = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local now = now_ms()
+local entry = enct .. '\0' .. gen
+local grace = tonumber(ARGV[5])
+if phase == 'abort' then
+  redis.call('ZADD', KEYS[4], now, entry)
+  return 1
+end
+if phase == 'begin' or phase == 'commit' then
+  local old, state, detail = thread_state(sb, enct, now)
+  if state == 'lost' then return dataloss(detail) end
+  if state == 'live' then
+    if phase == 'commit' then redis.call('ZADD', KEYS[4], now, entry) end
+    return redis.error_reply('EXISTS target thread already has checkpoints')
+  end
+  if phase == 'begin' then
+    redis.call('ZADD', KEYS[4], now + grace, entry)
+    return 1
+  end
+  if state == 'expired' then retire(sb, enct, old, now) end
+  redis.call('HSET', KEYS[1], 'g', gen)
+  touch(sb, enct, tonumber(ARGV[6]), now)
+  redis.call('ZREM', KEYS[4], entry)
+  local maxlen, feedmaxlen, event = event_spec(8)
+  if maxlen > 0 then
+    event[#event + 1] = 'n'
+    event[#event + 1] = ARGV[7]
+    publish(KEYS[5], KEYS[6], maxlen, feedmaxlen, event)
+    local ttl = tonumber(ARGV[6])
+    if ttl > 0 then redis.call('PEXPIRE', KEYS[5], ttl) else redis.call('PERSIST', KEYS[5]) end
+  end
+  return 1
+end
+-- cps and blobs: still a staging generation the queue knows
+if not redis.call('ZSCORE', KEYS[4], entry) then return redis.error_reply('NOTFOUND staging generation was reclaimed') end
+redis.call('ZADD', KEYS[4], now + grace, entry)
+local encns = ARGV[6]
+local gb = sb .. 't:' .. enct .. ':g:' .. gen
+local nb = gb .. ':n:' .. encns
+redis.call('SADD', gb .. ':ns', encns)
+if phase == 'blobs' then
+  local fv = {}
+  for i = 7, #ARGV do fv[#fv + 1] = ARGV[i] end
+  if #fv > 0 then chunked('HSET', nb .. ':blobs', fv, 1000) end
+  return 1
+end
+local i = 7
+while i <= #ARGV do
+  local id, n = ARGV[i], tonumber(ARGV[i + 1])
+  local fv = {}
+  for j = i + 2, i + 1 + 2 * n do fv[#fv + 1] = ARGV[j] end
+  i = i + 2 + 2 * n
+  local cp = nb .. ':cp:' .. id
+  local member = id .. '\0' .. enct .. '\0' .. encns .. '\0' .. gen
+  redis.call('DEL', cp)
+  chunked('HSET', cp, fv, 1000)
+  redis.call('ZADD', nb .. ':idx', 0, id)
+  redis.call('ZADD', gb .. ':idx', 0, id .. '\0' .. encns)
+  redis.call('ZADD', KEYS[3], 0, member)
+  local run = redis.call('HGET', cp, 'r')
+  if run then redis.call('SADD', run, member) end
+end
+return 1
