@@ -17,6 +17,13 @@
 // past it is lost or repeated, as long as Redis kept it; when Redis did not,
 // the subscription says so (see Gaps).
 //
+// Options.Prefix and Options.Shards must be the saver's: Subscribe and
+// Consume first read the prefix's meta key (written by redissaver.New), and
+// a prefix written with another shard count or storage format is an error
+// wrapping checkpoint.ErrInvalidConfig (Subscribe yields it and ends,
+// Consume returns it), never a subscription that silently receives
+// nothing. A prefix without a meta key (nothing written yet) is accepted.
+//
 // Order: a thread's events arrive in the order of its writes. Across
 // threads, events of one shard arrive in order; events of different shards
 // interleave.
