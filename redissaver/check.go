@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/graphstate/redcheck/internal/meta"
 	"github.com/graphstate/redcheck/keys"
 )
 
@@ -161,6 +162,7 @@ func (s *Saver) Verify(ctx context.Context, threadID string) (*CheckResult, erro
 	}
 	for n := range s.layout.Shards() {
 		var threads []string
+		marker := false
 		for cursor := ""; ; {
 			items, next, err := c.page(ctx, n, s.layout.Threads(n), "threads", cursor, "")
 			if err != nil {
@@ -168,6 +170,10 @@ func (s *Saver) Verify(ctx context.Context, threadID string) (*CheckResult, erro
 			}
 			for _, it := range items {
 				enct := str(it)
+				if enct == meta.RegistryMarker {
+					marker = true
+					continue
+				}
 				if th, err := keys.Decode(enct); err != nil {
 					c.add(KindBadEntry, "", "", "", fmt.Sprintf("registry of shard %d: member %q is no encoded thread id", n, enct))
 					continue
@@ -180,6 +186,9 @@ func (s *Saver) Verify(ctx context.Context, threadID string) (*CheckResult, erro
 			if cursor = next; cursor == "" {
 				break
 			}
+		}
+		if !marker {
+			c.add(KindLostKey, "", "", "", fmt.Sprintf("the registry of shard %d (%s) lacks its marker member: it was lost whole", n, s.layout.Threads(n)))
 		}
 		if err := c.shard(ctx, n, threads, ""); err != nil {
 			return nil, err

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -307,7 +306,6 @@ func evThreads(n int) []*evThread {
 // never an older checkpoint as the latest, missing values, a truncated
 // history or a shorter list with a nil error.
 func TestEvictionAllKeys(t *testing.T) {
-	knownBug(t, "writes recreate a lost index (TestPutOverLostIndex), and a thread whose head and registry entry are both evicted reads as absent (TestThreadLostWhole)")
 	rdb, s := evictionServer(t, "allkeys-lru", redissaver.Options{AcceptEviction: true, Shards: 4})
 	threads := evThreads(20)
 	start := time.Now()
@@ -359,25 +357,15 @@ func TestEvictionVolatile(t *testing.T) {
 	}
 }
 
-// knownBug skips a test that shows a bug the package cannot fix here,
-// unless REDCHECK_KNOWN_BUGS is set.
-func knownBug(t *testing.T, what string) {
-	t.Helper()
-	if os.Getenv("REDCHECK_KNOWN_BUGS") == "" {
-		t.Skip("BUG: " + what + "; set REDCHECK_KNOWN_BUGS=1 to run")
-	}
-}
-
 // TestPutOverLostIndex: a Put into a thread that lost one of its indexes
-// (evicted, say) must fail with ErrDataLoss and write nothing. Today it
-// succeeds and starts a new, shorter index, which every later read takes
+// (evicted, say) must fail with ErrDataLoss and write nothing, instead of
+// starting a new, shorter index, which every later read would take
 // as whole: List of the thread returns only the checkpoints written after
 // the loss, GetTuple of an older id answers ErrNotFound, and the delta
 // history stops short with HasSeed false, each with a nil error (seen in
 // TestEvictionAllKeys). Checking the generation in put.lua before the
 // first write (check_gen, and the thread index exists) fixes it.
 func TestPutOverLostIndex(t *testing.T) {
-	knownBug(t, "put.lua does not check a live generation's indexes before writing; it recreates a lost namespace or thread index")
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			for _, lose := range []string{"namespace index", "thread index", "namespace set"} {
@@ -425,7 +413,6 @@ func TestPutOverLostIndex(t *testing.T) {
 // reads as DATALOSS): a format change for the lead. Seen in
 // TestEvictionAllKeys about one run in three.
 func TestThreadLostWhole(t *testing.T) {
-	knownBug(t, "a thread whose head and shard registry are both evicted reads as never written (ErrNotFound), and a Put restarts it")
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			rdb := b.client(t)

@@ -245,7 +245,6 @@ func TestNothingResentTwice(t *testing.T) {
 // event for the one call; the stored write is the same. The call token
 // that makes Put idempotent is missing from PutWrites.
 func TestSpecialWritesResent(t *testing.T) {
-	knownBug(t, "a re-sent PutWrites of a special channel (overwrite) publishes a second event: put_writes.lua has no call token")
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			direct, p, s := resendSetup(t, b.client(t))
