@@ -1,10 +1,10 @@
 package redissaver_test
 
 import (
-	"strings"
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/graphstate/redcheck/checkpoint"
