@@ -17,7 +17,7 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Where `make cover` writes its profile (outside the tree by default).
 COVERPROFILE ?= $(or $(TMPDIR),/tmp)/redcheck.coverprofile
 
-.PHONY: help demo test test-race test-floor soak test-short test-cluster lint fuzz fuzz-ci bench bench-quick bench-go cover
+.PHONY: scale help demo test test-race test-floor soak test-short test-cluster lint fuzz fuzz-ci bench bench-quick bench-go cover
 
 help: ## List the targets
 	@echo "usage: make TARGET [FUZZTIME=60s]"
@@ -43,6 +43,10 @@ test-cluster: ## Redis Cluster tests (3+3 local cluster: kit, failover, ...), ra
 
 test-race: ## Same as test: every test runs with the race detector
 	$(MAKE) --no-print-directory test
+
+scale: ## TestBoundedAtScale at 200,000 and 1,000,000 checkpoints per thread (not in CI; about 20 min)
+	REDCHECK_SCALE=200000 $(GO) test -count=1 -run TestBoundedAtScale -timeout 60m -v ./redissaver/
+	REDCHECK_SCALE=1000000 $(GO) test -count=1 -run TestBoundedAtScale -timeout 120m -v ./redissaver/
 
 soak: ## 10-minute soak on a dedicated redis-server: Redis memory and goroutines must stay flat (not in CI)
 	REDCHECK_SOAK=$(or $(SOAK),10m) $(GO) test -count=1 -run TestSoak -timeout 30m -v ./redissaver/

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -197,7 +199,8 @@ func count(t *testing.T, s *redissaver.Saver, th string) int {
 	return n
 }
 
-// TestBoundedAtScale builds two threads of 20,000 checkpoints, then runs
+// TestBoundedAtScale builds two threads of 20,000 checkpoints (or
+// REDCHECK_SCALE: `make scale` runs 200,000 and 1,000,000), then runs
 // every whole-thread operation while another connection PINGs and another
 // goroutine reads the thread's latest checkpoint: the worst PING and the
 // worst SLOWLOG entry stay within blockLimit, the reader never sees an
@@ -206,7 +209,13 @@ func TestBoundedAtScale(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds 40,000 checkpoints")
 	}
-	const n = 20000
+	n := 20000
+	if v := os.Getenv("REDCHECK_SCALE"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n < 2 {
+			t.Fatalf("REDCHECK_SCALE=%q: want a number of checkpoints", v)
+		}
+	}
 	addr := redistest.StartServer(t, "--slowlog-log-slower-than", "5000")
 	rdb := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 16})
 	t.Cleanup(func() { _ = rdb.Close() })

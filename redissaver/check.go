@@ -102,7 +102,7 @@ type CheckResult struct {
 // call of a check does bounded work.
 const (
 	checkPage  = 1000
-	checkBatch = 128
+	checkBatch = 64
 )
 
 // Check verifies the stored data of one thread, or of every thread of the

@@ -8,7 +8,7 @@ import (
 
 // collectBudget is the number of checkpoints one mark step, or of values
 // one sweep step, of blob_gc.lua examines at most.
-const collectBudget = 128
+const collectBudget = 64
 
 // nsRef names one namespace of one generation of a thread.
 type nsRef struct {

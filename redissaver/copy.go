@@ -13,7 +13,7 @@ import (
 
 // copyBudget is the number of checkpoints, or of values, one page of a
 // CopyThread carries at most.
-const copyBudget = 64
+const copyBudget = 32
 
 // copyGrace is how long a copy's staging generation may wait between two
 // steps before the sweeps may reclaim it.

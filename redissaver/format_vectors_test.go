@@ -418,7 +418,7 @@ func buildCheckpointDoc(t *testing.T) cpDoc {
 			"Hash fields and stream entry fields are pairs sorted by field bytes, as text when valid UTF-8 and always as hex; field order is not significant. " +
 			"checkpoint omits the field o (see call_token). put_event and writes_event are the fields of the thread's events stream entries (the shard's feed holds the same), their IDs left out; " +
 			"the channel names of a checkpoint event's ch field come in no particular order (given here sorted). writes holds the w: fields PutWrites adds to the checkpoint hash.",
-		CallToken: "field o of the checkpoint hash: the call token of the Put that wrote it, 13 characters of [a-z2-7] (keys.NewGen), random per Put",
+		CallToken: "field o of the checkpoint hash: the call token of the Put that wrote it, and field ow: the call token of the last PutWrites against it; each 13 characters of [a-z2-7] (keys.NewGen), random per call",
 	}
 	for _, c := range cpInputs(t) {
 		opts, cfg, cp, md, writes := c.Input.toGo(t)
@@ -647,6 +647,10 @@ func checkLive(t *testing.T, rdb *redis.Client, c cpCase) {
 		t.Errorf("call token o = %q, want 13 characters of [a-z2-7]", cpHash["o"])
 	}
 	delete(cpHash, "o")
+	if !callToken.MatchString(cpHash["ow"]) {
+		t.Errorf("PutWrites call token ow = %q, want 13 characters of [a-z2-7]", cpHash["ow"])
+	}
+	delete(cpHash, "ow")
 	gotW := map[string]string{}
 	for f, val := range cpHash {
 		if strings.HasPrefix(f, prefixWrite) {

@@ -11,7 +11,7 @@ import (
 
 // pruneBudget is the number of namespaces, ancestors or index entries one
 // step of a PruneKeepLatest visits at most.
-const pruneBudget = 128
+const pruneBudget = 64
 
 // Prune applies strategy to each thread of threadIDs.
 //

@@ -94,8 +94,8 @@ func TestRoundTrips(t *testing.T) {
 				return err
 			})
 			// 250 checkpoints: the first script retires the thread and
-			// reclaims 128 units, one sweep step the rest.
-			expect("DeleteThread", 2, func() error { return s.DeleteThread(ctx, "rt-thread") })
+			// reclaims 64 units, three sweep steps of 64 the rest.
+			expect("DeleteThread", 4, func() error { return s.DeleteThread(ctx, "rt-thread") })
 
 			one := newSaver(t, rdb, redissaver.Options{Shards: 1})
 			if err := one.LoadScripts(ctx); err != nil {

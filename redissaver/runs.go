@@ -9,7 +9,7 @@ import (
 
 // runBudget is the number of run index members one step of DeleteForRuns
 // acts on at most.
-const runBudget = 128
+const runBudget = 64
 
 // DeleteForRuns deletes every checkpoint, in every thread and namespace,
 // whose metadata "run_id" is one of runIDs, with its pending writes and the

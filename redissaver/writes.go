@@ -17,7 +17,8 @@ import (
 //
 // PutWrites is one atomic script and one round trip; with a TTL it renews
 // the thread's lease. Errors, all before anything is written:
-// checkpoint.ErrInvalidConfig when cfg lacks a thread or checkpoint ID;
+// checkpoint.ErrInvalidConfig when cfg lacks a thread or checkpoint ID or
+// the ID is malformed;
 // checkpoint.ErrNotFound when the checkpoint does not exist (writes always
 // belong to a stored checkpoint); checkpoint.ErrDataLoss when the
 // checkpoint's hash, the thread's head or its registry entry is missing; checkpoint.ErrInvalidCheckpoint for a value
@@ -30,7 +31,7 @@ func (s *Saver) PutWrites(ctx context.Context, cfg checkpoint.Config, writes []c
 		return invalidConfig("missing checkpoint id")
 	}
 	if err := keys.ValidateID(cfg.CheckpointID); err != nil {
-		return notFound("checkpoint %q: %v", cfg.CheckpointID, err)
+		return invalidConfig("checkpoint %q: %v", cfg.CheckpointID, err)
 	}
 	if len(writes) == 0 {
 		return nil
