@@ -158,7 +158,7 @@ func (s *Saver) Verify(ctx context.Context, threadID string) (*CheckResult, erro
 		if err := c.shard(ctx, n, []string{enct}, enct); err != nil {
 			return nil, err
 		}
-		return c.res, nil
+		return c.res, c.d.err
 	}
 	for n := range s.layout.Shards() {
 		var threads []string
@@ -169,7 +169,7 @@ func (s *Saver) Verify(ctx context.Context, threadID string) (*CheckResult, erro
 				return nil, err
 			}
 			for _, it := range items {
-				enct := str(it)
+				enct := c.d.str(it)
 				if enct == meta.RegistryMarker {
 					marker = true
 					continue
@@ -193,6 +193,9 @@ func (s *Saver) Verify(ctx context.Context, threadID string) (*CheckResult, erro
 		if err := c.shard(ctx, n, threads, ""); err != nil {
 			return nil, err
 		}
+	}
+	if c.d.err != nil {
+		return nil, c.d.err
 	}
 	return c.res, nil
 }
