@@ -26,9 +26,17 @@ help: ## List the targets
 demo: ## Run the quickstart example
 	$(GO) run ./examples/quickstart
 
-test: ## go vet, then all tests with the race detector (both tiers)
+# The tests that measure how long Redis is blocked (a PING loop and
+# SLOWLOG beside each bounded operation) run on their own after the rest,
+# one package at a time and without the race detector: other packages'
+# tests running beside them on a 2-core machine preempt redis-server for
+# tens of milliseconds and would be read as blocking.
+BLOCKING_TESTS := TestBoundedAtScale|TestBoundedWork
+
+test: ## go vet, then all tests with the race detector (both tiers), then the Redis-blocking measurements alone
 	$(GO) vet ./...
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -skip '$(BLOCKING_TESTS)' ./...
+	$(GO) test -count=1 -p 1 -run '$(BLOCKING_TESTS)' ./redissaver/ ./redisstore/
 
 # Without the race detector: the race run happens on the current toolchain
 # (make test); this one shows that the module builds, vets and passes on
@@ -36,7 +44,7 @@ test: ## go vet, then all tests with the race detector (both tiers)
 test-floor: ## go vet, then all tests (no race detector) on the floor toolchain FLOOR_GO
 	GOTOOLCHAIN=$(FLOOR_GO) $(GO) version
 	GOTOOLCHAIN=$(FLOOR_GO) $(GO) vet ./...
-	GOTOOLCHAIN=$(FLOOR_GO) $(GO) test -count=1 ./...
+	GOTOOLCHAIN=$(FLOOR_GO) $(GO) test -count=1 -skip '$(BLOCKING_TESTS)' ./...
 
 test-cluster: ## Redis Cluster tests (3+3 local cluster: kit, failover, ...), race detector
 	REDCHECK_CLUSTER=1 $(GO) test -race -count=1 -run Cluster ./...

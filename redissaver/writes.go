@@ -45,7 +45,7 @@ func (s *Saver) PutWrites(ctx context.Context, cfg checkpoint.Config, writes []c
 	event := s.eventSpec(evType, "writes", evThread, keys.Encode(th), evNS, keys.Encode(ns), evID, cfg.CheckpointID, evTask, taskID)
 	args := make([]any, 0, 8+len(event)+4*len(writes))
 	args = append(args, s.layout.ShardBase(shard), keys.Encode(th), keys.Encode(ns), cfg.CheckpointID,
-		s.opts.ttlMillis(), bound, maxEventValues, maxEventValueBytes, keys.NewGen())
+		s.opts.ttlMillis(), bound, maxEventValues, s.opts.Events.MaxEventBytes, keys.NewGen())
 	args = append(args, event...)
 	for i, w := range writes {
 		typ, data, err := s.ser.DumpsTyped(w.Value)
