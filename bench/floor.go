@@ -142,10 +142,12 @@ type calibration struct {
 	rep []roundTrip
 }
 
-// calibrate runs up to maxOps operations of p one at a time (goroutine
-// numbers in turn), within budget but at least one, and returns their mean
+// calibrate runs up to maxOps operations of p one at a time, within budget
+// but at least one, and returns their mean
 // bytes and the script calls of the operation whose bytes are nearest the
-// mean. They count as p's warmup, not as measured.
+// mean. They count as p's warmup, not as measured. The operations are
+// spread evenly over p's goroutine numbers (a Put pass's goroutines write
+// threads that start at different steps: their state sizes differ).
 func calibrate(ctx context.Context, p *pass, maxOps int, budget time.Duration) (calibration, error) {
 	cal := calibration{Impl: p.impl, Op: p.op, Concurrency: p.conc}
 	if p.meter == nil {
@@ -158,10 +160,11 @@ func calibrate(ctx context.Context, p *pass, maxOps int, budget time.Duration) (
 	var ops []one
 	var sent, recv int64
 	start := time.Now()
-	for j := 0; j < max(maxOps, 1) && (j == 0 || time.Since(start) < budget); j++ {
+	maxOps = max(maxOps, 1)
+	for j := 0; j < maxOps && (j == 0 || time.Since(start) < budget); j++ {
 		c := &capture{}
 		u0 := p.meter.load()
-		err := p.do(context.WithValue(ctx, captureKey{}, c), j%p.conc, p.next)
+		err := p.do(context.WithValue(ctx, captureKey{}, c), j*p.conc/maxOps, p.next)
 		u := p.meter.load().minus(u0)
 		p.next++
 		if err != nil {

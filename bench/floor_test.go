@@ -118,8 +118,8 @@ func TestFloorMovesTheSameBytes(t *testing.T) {
 					t.Fatal(err)
 				}
 				rows[r.Op] = r
-				if r.ServerUS.Valid() != (tier == "redis-server") || (r.ServerUS.Valid() && r.ServerUS < 0) {
-					t.Errorf("%s: server time %v on %s", r.Op, r.ServerUS, tier)
+				if r.ServerUS.Valid() != (tier == "redis-server") || r.ServerCPUus.Valid() != r.ServerUS.Valid() || r.ServerUS < 0 || r.ServerCPUus < 0 {
+					t.Errorf("%s: server time %v, CPU %v on %s", r.Op, r.ServerUS, r.ServerCPUus, tier)
 				}
 			}
 			set, get, ev := rows[floorSet+"Op"], rows[floorGet+"Op"], rows[floorEvalSha+"Op"]

@@ -43,10 +43,12 @@ type sample struct {
 	elapsed time.Duration
 	use     usage
 	mallocs uint64
-	// serverUS is the server time of the measured operations (µs);
-	// serverOK is false when a chunk could not read it.
-	serverUS float64
-	serverOK bool
+	// serverUS is the server time of the measured operations (µs),
+	// serverCPU the CPU time of Redis's main thread meanwhile (µs);
+	// serverOK is false when a chunk could not read them.
+	serverUS  float64
+	serverCPU float64
+	serverOK  bool
 }
 
 // measure runs p whole and returns its row.
@@ -99,8 +101,10 @@ func (p *pass) chunk(ctx context.Context, ops int, budget time.Duration) {
 	runtime.GC()
 	var st0 map[string]redisserver.CommandStat
 	var sterr error
+	var cpu0 float64
 	if p.stats != nil && p.meter != nil {
 		st0, sterr = redisserver.CommandStats(p.stats)
+		cpu0 = redisserver.MainThreadCPU(p.stats)
 		p.meter.takeNames()
 	}
 	var ms0, ms1 runtime.MemStats
@@ -117,10 +121,12 @@ func (p *pass) chunk(ctx context.Context, ops int, budget time.Duration) {
 	}
 	if first := len(p.acc.lats) == 0; p.stats != nil && p.meter != nil {
 		names := p.meter.takeNames()
+		cpu1 := redisserver.MainThreadCPU(p.stats)
 		st1, err := redisserver.CommandStats(p.stats)
-		ok := sterr == nil && err == nil
+		ok := sterr == nil && err == nil && cpu0 > 0 && cpu1 > 0
 		if ok {
 			p.acc.serverUS += serverTime(st0, st1, names)
+			p.acc.serverCPU += (cpu1 - cpu0) * 1e6
 		}
 		p.acc.serverOK = ok && (first || p.acc.serverOK)
 	}
@@ -164,6 +170,7 @@ func (p *pass) row() (Row, error) {
 	row.AllocsPerOp = Num(float64(a.mallocs) / float64(n))
 	if a.serverOK {
 		row.ServerUS = Num(a.serverUS / float64(n))
+		row.ServerCPUus = Num(a.serverCPU / float64(n))
 	}
 	if p.meter != nil {
 		row.RoundTrips = Num(float64(a.use.trips) / float64(n))

@@ -60,8 +60,13 @@ type Row struct {
 	Sent Num `json:"sent_per_op"`
 	Recv Num `json:"received_per_op"`
 	// ServerUS is the time Redis spent per operation in the commands the
-	// client sent (INFO commandstats).
+	// client sent (INFO commandstats, wall time on Redis's clock).
 	ServerUS Num `json:"server_us_per_op"`
+	// ServerCPUus is the CPU time of Redis's main thread per operation
+	// (INFO cpu): all its work, reading requests and writing replies
+	// included, in CPU time: other processes taking the CPU from Redis
+	// inflate it far less than ServerUS.
+	ServerCPUus Num `json:"server_cpu_us_per_op"`
 	// FloorP50us and RatioToFloor compare a redcheck row with its
 	// same-bytes floor (see floorDefin).
 	FloorP50us   Num `json:"floor_p50_us"`
@@ -72,7 +77,7 @@ type Row struct {
 func newRow(impl, op string, concurrency int) Row {
 	return Row{Impl: impl, Op: op, Concurrency: concurrency,
 		OpsPerS: NA, P50us: NA, P99us: NA, RoundTrips: NA, BytesPerOp: NA,
-		AllocsPerOp: NA, RatioToLimit: NA, Sent: NA, Recv: NA, ServerUS: NA, FloorP50us: NA, RatioToFloor: NA}
+		AllocsPerOp: NA, RatioToLimit: NA, Sent: NA, Recv: NA, ServerUS: NA, ServerCPUus: NA, FloorP50us: NA, RatioToFloor: NA}
 }
 
 // percentile returns the p-th percentile (0 < p <= 100) of sorted by the

@@ -89,7 +89,7 @@ func TestRowJSONKeys(t *testing.T) {
 	}
 	want := `{"impl":"redcheck","op":"Put","concurrency":1,"n":10,"ops_per_s":1000,"p50_us":50,"p99_us":null,` +
 		`"roundtrips_per_op":null,"bytes_per_op":null,"allocs_per_op":null,"ratio_to_limit":null,` +
-		`"sent_per_op":100,"received_per_op":5,"server_us_per_op":null,"floor_p50_us":null,"ratio_to_floor":null}`
+		`"sent_per_op":100,"received_per_op":5,"server_us_per_op":null,"server_cpu_us_per_op":null,"floor_p50_us":null,"ratio_to_floor":null}`
 	if string(b) != want {
 		t.Errorf("row JSON\n got %s\nwant %s", b, want)
 	}

@@ -139,7 +139,7 @@ func evaluateTargets(rows []Row, mem memoryResult, skipped []peerSkip) []target 
 	for _, st := range serverTargets {
 		t := newTarget(st.op+" server time", fmt.Sprintf("≤ %.0f µs of Redis time per operation (INFO commandstats, concurrency 1)", st.us))
 		if r, ok := findRow(rows, implOurs, st.op, 1); ok && r.ServerUS.Valid() {
-			t.Measured = fmt.Sprintf("%s µs", num(float64(r.ServerUS)))
+			t.Measured = fmt.Sprintf("%s µs; main-thread CPU %s µs", num(float64(r.ServerUS)), num(float64(r.ServerCPUus)))
 			if e, ok := findRow(rows, implFloor, floorEvalSha+st.op, 1); ok && e.ServerUS.Valid() {
 				t.Measured += fmt.Sprintf(" (a no-op script with its arguments: %s µs)", num(float64(e.ServerUS)))
 			}
