@@ -101,7 +101,7 @@ type CheckResult struct {
 // page size of one thread's indexes, values and checkpoints: each script
 // call of a check does bounded work.
 const (
-	checkPage  = 1000
+	checkPage  = 128
 	checkBatch = 64
 )
 
