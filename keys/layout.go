@@ -13,11 +13,6 @@ const DefaultShards = 16
 // MaxShards bounds the number of shards (the number of Cluster slots).
 const MaxShards = 16384
 
-// Sep separates the parts of an index member (checkpoint ID, encoded thread,
-// encoded namespace). It sorts before every byte an ID may hold, so members
-// sort by ID first.
-const Sep = "\x00"
-
 // Layout builds the keys of one prefix.
 type Layout struct {
 	prefix string
@@ -125,39 +120,6 @@ func (l Layout) Blobs(threadID, gen, ns string) string {
 // Checkpoint is the hash of one checkpoint.
 func (l Layout) Checkpoint(threadID, gen, ns, id string) string {
 	return l.NamespaceBase(threadID, gen, ns) + ":cp:" + id
-}
-
-// BlobField is the field of a channel value in the Blobs hash:
-// len(channel) ":" channel version. The length makes it injective.
-func BlobField(channel, version string) string {
-	return strconv.Itoa(len(channel)) + ":" + channel + version
-}
-
-// Member is an entry of the All and Run indexes: id \0 Encode(thread) \0
-// Encode(ns) \0 generation.
-func Member(id, threadID, ns, gen string) string {
-	return id + Sep + Encode(threadID) + Sep + Encode(ns) + Sep + gen
-}
-
-// ParseMember reverses Member.
-func ParseMember(m string) (id, threadID, ns, gen string, err error) {
-	parts := strings.Split(m, Sep)
-	if len(parts) != 4 {
-		return "", "", "", "", fmt.Errorf("%w: index member %q", ErrMalformed, m)
-	}
-	if ValidateID(parts[0]) != nil {
-		return "", "", "", "", fmt.Errorf("%w: index member id %q", ErrMalformed, parts[0])
-	}
-	if ValidateGen(parts[3]) != nil {
-		return "", "", "", "", fmt.Errorf("%w: index member generation %q", ErrMalformed, parts[3])
-	}
-	if threadID, err = Decode(parts[1]); err != nil {
-		return "", "", "", "", err
-	}
-	if ns, err = Decode(parts[2]); err != nil {
-		return "", "", "", "", err
-	}
-	return parts[0], threadID, ns, parts[3], nil
 }
 
 // ParseCheckpointKey reverses Checkpoint: it returns the thread, namespace

@@ -1,6 +1,7 @@
 package keys_test
 
 import (
+	mb "github.com/graphstate/redcheck/internal/member"
 	"testing"
 
 	"github.com/graphstate/redcheck/internal/formatvec"
@@ -186,8 +187,8 @@ func buildKeysDoc(t *testing.T) keysDoc {
 		if th, ns, id, err := l.ParseCheckpointKey(k.Checkpoint); err != nil || th != in.thread || ns != in.ns || id != in.id {
 			t.Fatalf("%s: ParseCheckpointKey(%q) = %q, %q, %q, %v", tc.name, k.Checkpoint, th, ns, id, err)
 		}
-		member := keys.Member(in.id, in.thread, in.ns, in.gen)
-		if id, th, ns, g, err := keys.ParseMember(member); err != nil || id != in.id || th != in.thread || ns != in.ns || g != in.gen {
+		member := mb.Of(in.id, in.thread, in.ns, in.gen)
+		if id, th, ns, g, err := mb.Parse(member); err != nil || id != in.id || th != in.thread || ns != in.ns || g != in.gen {
 			t.Fatalf("%s: ParseMember(%q) = %q, %q, %q, %q, %v", tc.name, member, id, th, ns, g, err)
 		}
 		m := &c.Members
@@ -195,11 +196,11 @@ func buildKeysDoc(t *testing.T) keysDoc {
 		// The thread index, namespace set, registry and reclaim queue
 		// members are built by the scripts (put.lua, lib.lua retire), not by
 		// package keys; these are what the scripts write.
-		m.ThreadIndex = formatvec.B(in.id + keys.Sep + keys.Encode(in.ns))
+		m.ThreadIndex = formatvec.B(in.id + mb.Sep + keys.Encode(in.ns))
 		m.NSIndex = in.id
 		m.NSSet = keys.Encode(in.ns)
 		m.Threads = keys.Encode(in.thread)
-		m.GC = formatvec.B(keys.Encode(in.thread) + keys.Sep + in.gen)
+		m.GC = formatvec.B(keys.Encode(in.thread) + mb.Sep + in.gen)
 		doc.Cases = append(doc.Cases, c)
 	}
 	for _, iv := range invalidInputs {

@@ -3,6 +3,7 @@ package redissaver_test
 import (
 	"context"
 	"fmt"
+	mb "github.com/graphstate/redcheck/internal/member"
 	"slices"
 	"strings"
 	"testing"
@@ -96,7 +97,7 @@ func (f *checkFixture) gen() string {
 // key helpers for the fixture.
 func (f *checkFixture) cp(ns, id string) string { return f.l.Checkpoint("t", f.gen(), ns, id) }
 func (f *checkFixture) member(ns, id string) string {
-	return keys.Member(id, "t", ns, f.gen())
+	return mb.Of(id, "t", ns, f.gen())
 }
 
 // finding is what a test expects of a Violation: its kind and place, and a
@@ -170,7 +171,7 @@ func TestCheckFindsCorruption(t *testing.T) {
 	cases := []corruption{
 		{name: "blob deleted", break_: func(t *testing.T, f *checkFixture) ([]finding, []finding) {
 			// "cfg" version 1 is shared by the three checkpoints of "sub".
-			must(t, f.rdb.HDel(ctx, f.l.Blobs("t", f.gen(), "sub"), keys.BlobField("cfg", "1")).Err())
+			must(t, f.rdb.HDel(ctx, f.l.Blobs("t", f.gen(), "sub"), mb.Blob("cfg", "1")).Err())
 			var want []finding
 			for _, id := range f.ids["sub"] {
 				want = append(want, finding{redissaver.KindMissingBlob, "t", "sub", id, `channel "cfg" version "1"`})
@@ -213,7 +214,7 @@ func TestCheckFindsCorruption(t *testing.T) {
 		}},
 		{name: "bad value and header", break_: func(t *testing.T, f *checkFixture) ([]finding, []finding) {
 			id := f.ids[""][2]
-			must(t, f.rdb.HSet(ctx, f.l.Blobs("t", f.gen(), ""), keys.BlobField("msgs", "3"), "not packed").Err())
+			must(t, f.rdb.HSet(ctx, f.l.Blobs("t", f.gen(), ""), mb.Blob("msgs", "3"), "not packed").Err())
 			must(t, f.rdb.HSet(ctx, f.cp("", id), "s", "{not json", "m:step", "{").Err())
 			return []finding{
 				{redissaver.KindBadValue, "t", "", id, `channel "msgs" version "3"`},
@@ -223,7 +224,7 @@ func TestCheckFindsCorruption(t *testing.T) {
 		}},
 		{name: "writes without a checkpoint", break_: func(t *testing.T, f *checkFixture) ([]finding, []finding) {
 			must(t, f.rdb.ZAdd(ctx, f.l.Index("t", f.gen(), ""), redis.Z{Member: "orphan"}).Err())
-			must(t, f.rdb.ZAdd(ctx, f.l.ThreadIndex("t", f.gen()), redis.Z{Member: "orphan" + keys.Sep}).Err())
+			must(t, f.rdb.ZAdd(ctx, f.l.ThreadIndex("t", f.gen()), redis.Z{Member: "orphan" + mb.Sep}).Err())
 			must(t, f.rdb.ZAdd(ctx, f.l.All(f.l.Shard("t")), redis.Z{Member: f.member("", "orphan")}).Err())
 			must(t, f.rdb.HSet(ctx, f.cp("", "orphan"), "w:4:task:0", "1:w0:4:json1").Err())
 			return []finding{{redissaver.KindBadCheckpoint, "t", "", "orphan", "no format version"}}, nil
@@ -234,7 +235,7 @@ func TestCheckFindsCorruption(t *testing.T) {
 			must(t, f.rdb.ZRem(ctx, f.l.All(n), f.member("", a)).Err())
 			must(t, f.rdb.SRem(ctx, f.l.Run(n, "r1"), f.member("", a)).Err())
 			must(t, f.rdb.ZRem(ctx, f.l.Index("t", f.gen(), "sub"), b).Err())
-			must(t, f.rdb.ZRem(ctx, f.l.ThreadIndex("t", f.gen()), b+keys.Sep+"sub").Err())
+			must(t, f.rdb.ZRem(ctx, f.l.ThreadIndex("t", f.gen()), b+mb.Sep+"sub").Err())
 			must(t, f.rdb.SRem(ctx, f.l.Namespaces("t", f.gen()), "sub").Err())
 			return []finding{
 				{redissaver.KindMissingIndexEntry, "t", "", a, "shard index"},

@@ -4,14 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	mb "github.com/graphstate/redcheck/internal/member"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/internal/scriptrun"
 	"github.com/graphstate/redcheck/keys"
-	"github.com/graphstate/redcheck/scripts"
 )
 
 // checker accumulates the findings of one Verify call.
@@ -112,7 +113,7 @@ func (c *checker) indexEntry(n int, item any, index, run string) string {
 		return ""
 	}
 	member, exists := c.d.str(f[0]), c.d.num(f[1])
-	id, th, ns, gen, err := keys.ParseMember(member)
+	id, th, ns, gen, err := mb.Parse(member)
 	if exists == -2 && err == nil {
 		c.add(KindStaleEntry, th, ns, id, fmt.Sprintf("%s names generation %q, neither the thread's current one nor queued for reclaim", index, gen))
 		return ""
@@ -182,7 +183,7 @@ type threadReader struct {
 func (r *threadReader) page(ctx context.Context, part, encns, cursor string, extra ...any) (string, []any, error) {
 	l := r.c.s.layout
 	args := append([]any{l.ShardBase(r.n), r.enct, r.gen, part, encns, cursor, checkBatch}, extra...)
-	res, err := r.c.s.run(ctx, scripts.CheckThread, []string{l.ShardBase(r.n) + "t:" + r.enct, l.Threads(r.n), l.All(r.n)}, args...).Slice()
+	res, err := r.c.s.run(ctx, scriptrun.CheckThread, []string{l.ShardBase(r.n) + "t:" + r.enct, l.Threads(r.n), l.All(r.n)}, args...).Slice()
 	if err != nil {
 		return "", nil, redisErr("check", err)
 	}
@@ -256,7 +257,7 @@ func (c *checker) readThread(ctx context.Context, n int, enct string) (reply []a
 		return e
 	}
 	addID := func(encns, id string) bool {
-		if k := encns + keys.Sep + id; !seenID[k] {
+		if k := encns + mb.Sep + id; !seenID[k] {
 			seenID[k] = true
 			e := entry(encns)
 			e.ids = append(e.ids, id)
@@ -317,7 +318,7 @@ func (c *checker) readThread(ctx context.Context, n int, enct string) (reply []a
 	// meanwhile, or entries whose checkpoint or namespace index is missing.
 	extra := map[string][]string{}
 	for _, m := range tidx {
-		if id, encns, ok := strings.Cut(c.d.str(m), keys.Sep); ok && !strings.Contains(encns, keys.Sep) && !seenID[encns+keys.Sep+id] {
+		if id, encns, ok := strings.Cut(c.d.str(m), mb.Sep); ok && !strings.Contains(encns, mb.Sep) && !seenID[encns+mb.Sep+id] {
 			extra[encns] = append(extra[encns], id)
 		}
 	}
@@ -390,7 +391,7 @@ func (c *checker) thread(enct string, reply []any, runs map[string]bool) {
 	registered := c.d.num(reply[0]) == 1
 	inThreadIndex := map[string]bool{} // id \0 encoded ns
 	for _, m := range c.d.list(reply[1]) {
-		id, encns, ok := strings.Cut(c.d.str(m), keys.Sep)
+		id, encns, ok := strings.Cut(c.d.str(m), mb.Sep)
 		_, nserr := keys.Decode(encns)
 		if !ok || keys.ValidateID(id) != nil || nserr != nil {
 			c.add(KindBadEntry, th, "", "", fmt.Sprintf("thread index member %q is not id \\0 namespace", c.d.str(m)))
@@ -457,7 +458,7 @@ func (c *checker) namespace(th string, e []any, inThreadIndex, runs map[string]b
 			if inIndex[id] {
 				c.lost(KindMissingCheckpoint, th, ns, id, "named by the namespace index")
 			}
-			if inThreadIndex[id+keys.Sep+encns] {
+			if inThreadIndex[id+mb.Sep+encns] {
 				c.lost(KindMissingCheckpoint, th, ns, id, "named by the thread index")
 			}
 			continue
@@ -469,7 +470,7 @@ func (c *checker) namespace(th string, e []any, inThreadIndex, runs map[string]b
 			what   string
 		}{
 			{!inIndex[id], "the namespace index"},
-			{!inThreadIndex[id+keys.Sep+encns], "the thread index"},
+			{!inThreadIndex[id+mb.Sep+encns], "the thread index"},
 			{inAll != 1, "the shard index"},
 		} {
 			if miss.absent {
@@ -527,7 +528,7 @@ func (c *checker) checkpoint(th, ns, id string, flat []any, blobs map[string]str
 			}
 		case strings.HasPrefix(f, prefixChannel):
 			ch := f[len(prefixChannel):]
-			field := keys.BlobField(ch, v)
+			field := mb.Blob(ch, v)
 			c.res.Values++
 			stored, ok := blobs[field]
 			switch {
@@ -557,7 +558,7 @@ func (c *checker) checkpoint(th, ns, id string, flat []any, blobs map[string]str
 
 // page runs check_shard.lua on one page of a shard-wide index of shard n.
 func (c *checker) page(ctx context.Context, n int, key, kind, cursor, only string) (items []any, next string, err error) {
-	res, err := c.s.run(ctx, scripts.CheckShard, []string{key, c.s.layout.Threads(n)},
+	res, err := c.s.run(ctx, scriptrun.CheckShard, []string{key, c.s.layout.Threads(n)},
 		c.s.layout.ShardBase(n), kind, cursor, checkPage, only).Slice()
 	if err != nil {
 		return nil, "", redisErr("check", err)

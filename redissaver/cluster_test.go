@@ -23,8 +23,8 @@ import (
 	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/graphstate/redcheck/checkpoint/checkpointtest"
 	"github.com/graphstate/redcheck/internal/redistest"
+	"github.com/graphstate/redcheck/internal/scriptrun"
 	"github.com/graphstate/redcheck/redissaver"
-	"github.com/graphstate/redcheck/scripts"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -264,7 +264,7 @@ func TestScriptKeysShareOneSlot(t *testing.T) {
 			h.report(t, true)
 			h.mu.Lock()
 			for _, f := range saverScripts() {
-				if !h.seen[scripts.All()[f].Hash()] {
+				if !h.seen[scriptrun.All()[f].Hash()] {
 					t.Errorf("%s never ran: the test does not cover its keys", f)
 				}
 			}

@@ -55,7 +55,7 @@ var (
 func (s *Saver) encodeValue(v any) (string, error) {
 	typ, data, err := s.ser.DumpsTyped(v)
 	if err != nil {
-		return "", invalidCheckpoint("cannot serialize value of type %T: %v", v, err)
+		return "", unserializable(err, "cannot serialize value of type %T", v)
 	}
 	if typ == "" {
 		return "", invalidCheckpoint("serializer returned an empty type for %T", v)

@@ -3,7 +3,7 @@ package redissaver
 import (
 	"context"
 
-	"github.com/graphstate/redcheck/scripts"
+	"github.com/graphstate/redcheck/internal/scriptrun"
 )
 
 // collectBudget is the number of checkpoints one mark step, or of values
@@ -36,7 +36,7 @@ func (s *Saver) collectValues(ctx context.Context, op string, refs []nsRef) erro
 				args: []any{s.layout.ShardBase(j.shard), j.enct, j.gen, j.encns, j.phase, j.cursor, collectBudget},
 			}
 		}
-		cmds, err := s.runPipelined(ctx, scripts.BlobGC, calls)
+		cmds, err := s.runPipelined(ctx, scriptrun.BlobGC, calls)
 		if err != nil {
 			return scriptErr(op+": collect values", err)
 		}

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/graphstate/redcheck/internal/scriptrun"
 	"github.com/graphstate/redcheck/keys"
-	"github.com/graphstate/redcheck/scripts"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -142,7 +142,7 @@ type copyReader struct {
 // page reads one page; it returns {next cursor, items...}.
 func (r *copyReader) page(ctx context.Context, part, encns, cursor string) ([]any, error) {
 	shard := r.s.layout.Shard(r.th)
-	res, err := r.s.run(ctx, scripts.CopyRead, []string{r.s.layout.Head(r.th), r.s.layout.Threads(shard)},
+	res, err := r.s.run(ctx, scriptrun.CopyRead, []string{r.s.layout.Head(r.th), r.s.layout.Threads(shard)},
 		r.s.layout.ShardBase(shard), keys.Encode(r.th), r.gen, part, encns, cursor, copyBudget).Slice()
 	if err != nil {
 		return nil, scriptErr("copy thread: read source", err)
@@ -201,7 +201,7 @@ func (w *copyWriter) step(ctx context.Context, args ...any) error {
 		w.s.layout.Events(w.th), w.s.layout.Feed(shard)}
 	phase := args[0]
 	all := append([]any{w.s.layout.ShardBase(shard), keys.Encode(w.th), w.gen, phase, copyGrace.Milliseconds()}, args[1:]...)
-	err := w.s.run(ctx, scripts.CopyWrite, keyList, all...).Err()
+	err := w.s.run(ctx, scriptrun.CopyWrite, keyList, all...).Err()
 	if redis.HasErrorPrefix(err, "EXISTS") {
 		return invalidConfig("target thread %q already has checkpoints", w.th)
 	}

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/graphstate/redcheck/internal/scriptrun"
 	"github.com/graphstate/redcheck/keys"
-	"github.com/graphstate/redcheck/scripts"
 )
 
 // reclaimBudget is the work one reclaim step may do: checkpoints dropped
@@ -35,7 +35,7 @@ func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
 		return invalidConfig("%v", err)
 	}
 	c := s.threadCall(threadID, evType, "thread_deleted", evThread, keys.Encode(threadID))
-	res, err := s.run(ctx, scripts.DeleteThread, c.keys, c.args...).Slice()
+	res, err := s.run(ctx, scriptrun.DeleteThread, c.keys, c.args...).Slice()
 	if err != nil {
 		return scriptErr("delete thread", err)
 	}

@@ -6,8 +6,8 @@ import (
 	"slices"
 
 	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/internal/scriptrun"
 	"github.com/graphstate/redcheck/keys"
-	"github.com/graphstate/redcheck/scripts"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -67,7 +67,7 @@ func (s *Saver) DeltaChannelHistory(ctx context.Context, cfg checkpoint.Config, 
 		for _, ch := range open {
 			args = append(args, ch)
 		}
-		res, err := s.run(ctx, scripts.DeltaHistory, []string{s.layout.Head(th), s.layout.Threads(shard)}, args...).Slice()
+		res, err := s.run(ctx, scriptrun.DeltaHistory, []string{s.layout.Head(th), s.layout.Threads(shard)}, args...).Slice()
 		if errors.Is(err, redis.Nil) {
 			return nil, notFound("checkpoint %q of thread %q", cfg.CheckpointID, th)
 		}

@@ -29,6 +29,13 @@ func invalidCheckpoint(format string, args ...any) error {
 	return fmt.Errorf("redissaver: %w: %s", checkpoint.ErrInvalidCheckpoint, fmt.Sprintf(format, args...))
 }
 
+// unserializable reports a value the serializer refuses: both
+// checkpoint.ErrInvalidCheckpoint (nothing was stored) and
+// checkpoint.ErrSerialization (why), with the serializer's error wrapped.
+func unserializable(err error, format string, args ...any) error {
+	return fmt.Errorf("redissaver: %w: %s: %w: %w", checkpoint.ErrInvalidCheckpoint, fmt.Sprintf(format, args...), checkpoint.ErrSerialization, err)
+}
+
 func notFound(format string, args ...any) error {
 	return fmt.Errorf("redissaver: %w: %s", checkpoint.ErrNotFound, fmt.Sprintf(format, args...))
 }

@@ -3,6 +3,7 @@ package redissaver
 import (
 	"context"
 	"encoding/json"
+	mb "github.com/graphstate/redcheck/internal/member"
 	"math"
 	"regexp"
 	"sort"
@@ -179,7 +180,7 @@ func buildFieldsDoc(t *testing.T) fieldsDoc {
 		{"日本語", "v1"},
 		{"nul\x00ch", "7"},
 	} {
-		doc.BlobFields = append(doc.BlobFields, blobFieldVec{Channel: formatvec.B(b.ch), Version: b.ver, Field: formatvec.B(keys.BlobField(b.ch, b.ver))})
+		doc.BlobFields = append(doc.BlobFields, blobFieldVec{Channel: formatvec.B(b.ch), Version: b.ver, Field: formatvec.B(mb.Blob(b.ch, b.ver))})
 	}
 	for _, w := range []struct {
 		task, ch string
@@ -444,7 +445,7 @@ func buildCheckpointDoc(t *testing.T) cpDoc {
 			"ns_set": l.Namespaces(th, gen), "thread_index": l.ThreadIndex(th, gen), "ns_index": l.Index(th, gen, ns),
 			"blobs": l.Blobs(th, gen, ns), "checkpoint": l.Checkpoint(th, gen, ns, id),
 		}
-		member := keys.Member(id, th, ns, gen)
+		member := mb.Of(id, th, ns, gen)
 		e.All = []formatvec.Bin{formatvec.B(member)}
 		e.Run = []formatvec.Bin{}
 		if runID != "" {
@@ -455,7 +456,7 @@ func buildCheckpointDoc(t *testing.T) cpDoc {
 		e.Meta = formatvec.Pairs([]string{"format", strconv.Itoa(keys.FormatVersion), "shards", strconv.Itoa(l.Shards())})
 		e.Head = formatvec.Pairs([]string{"g", gen, "exp", "0"})
 		e.Threads = []scored{{Member: keys.Encode(th), Score: 0}}
-		e.ThreadIndex = []formatvec.Bin{formatvec.B(id + keys.Sep + keys.Encode(ns))}
+		e.ThreadIndex = []formatvec.Bin{formatvec.B(id + mb.Sep + keys.Encode(ns))}
 		e.NSIndex = []string{id}
 		e.NSSet = []string{keys.Encode(ns)}
 		e.Checkpoint = formatvec.Pairs(fields)
@@ -551,8 +552,8 @@ func checkLive(t *testing.T, rdb *redis.Client, c cpCase) {
 			s = prefix + ":" + rest
 		}
 		s = strings.Replace(s, ":g:"+c.Input.Generation+":", ":g:"+gen+":", 1)
-		if rest, ok := strings.CutSuffix(s, keys.Sep+c.Input.Generation); ok {
-			s = rest + keys.Sep + gen
+		if rest, ok := strings.CutSuffix(s, mb.Sep+c.Input.Generation); ok {
+			s = rest + mb.Sep + gen
 		}
 		if s == c.Input.Generation {
 			s = gen

@@ -5,8 +5,8 @@ import (
 	"errors"
 
 	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/internal/scriptrun"
 	"github.com/graphstate/redcheck/keys"
-	"github.com/graphstate/redcheck/scripts"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -34,7 +34,7 @@ func (s *Saver) GetTuple(ctx context.Context, cfg checkpoint.Config) (*checkpoin
 		return nil, notFound("checkpoint %q", cfg.CheckpointID)
 	}
 	sc := s.getTupleCall(cfg)
-	res, err := s.run(ctx, scripts.GetTuple, sc.keys, sc.args...).Result()
+	res, err := s.run(ctx, scriptrun.GetTuple, sc.keys, sc.args...).Result()
 	if errors.Is(err, redis.Nil) {
 		return nil, notFound("thread %q namespace %q checkpoint %q", cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID)
 	}

@@ -2,13 +2,14 @@ package redissaver
 
 import (
 	"context"
+	mb "github.com/graphstate/redcheck/internal/member"
 	"iter"
 	"slices"
 	"strings"
 
 	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/internal/scriptrun"
 	"github.com/graphstate/redcheck/keys"
-	"github.com/graphstate/redcheck/scripts"
 )
 
 // List yields the checkpoints q selects, newest ID first (for equal IDs, by
@@ -120,7 +121,7 @@ func newWalk(key, mode, sb, enct, encn string, q checkpoint.ListQuery) *walk {
 			w.min = "[" + id
 		} else {
 			w.lower("(" + id + "\x01")
-			w.min = "[" + id + keys.Sep
+			w.min = "[" + id + mb.Sep
 		}
 	}
 	return w
@@ -181,7 +182,7 @@ func (s *Saver) listOne(ctx context.Context, l *lister, yield func(*checkpoint.T
 	}
 	for !w.done && l.left != 0 {
 		c := w.call(l, l.page(s.opts.PageSize), false)
-		res, err := s.run(ctx, scripts.List, c.keys, c.args...).Slice()
+		res, err := s.run(ctx, scriptrun.List, c.keys, c.args...).Slice()
 		if err != nil {
 			yield(nil, scriptErr("list", err))
 			return
@@ -245,7 +246,7 @@ func parseMember(q checkpoint.ListQuery, mode, member string) (id, thread, ns st
 	case "ns":
 		return member, q.ThreadID, *q.CheckpointNS, nil
 	case "thread":
-		id, encNS, ok := strings.Cut(member, keys.Sep)
+		id, encNS, ok := strings.Cut(member, mb.Sep)
 		if !ok {
 			return "", "", "", corrupt("thread index member %q", member)
 		}
@@ -255,7 +256,7 @@ func parseMember(q checkpoint.ListQuery, mode, member string) (id, thread, ns st
 		}
 		return id, q.ThreadID, ns, nil
 	}
-	id, thread, ns, _, err = keys.ParseMember(member)
+	id, thread, ns, _, err = mb.Parse(member)
 	if err != nil {
 		return "", "", "", corrupt("%v", err)
 	}

@@ -3,11 +3,11 @@ package redissaver
 import (
 	"context"
 	"errors"
+	mb "github.com/graphstate/redcheck/internal/member"
 	"strings"
 
 	"github.com/graphstate/redcheck/checkpoint"
-	"github.com/graphstate/redcheck/keys"
-	"github.com/graphstate/redcheck/scripts"
+	"github.com/graphstate/redcheck/internal/scriptrun"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -69,7 +69,7 @@ func (s *Saver) refill(ctx context.Context, l *lister, walks []*shardWalk, page 
 	if len(calls) == 0 {
 		return nil
 	}
-	cmds, err := s.runPipelined(ctx, scripts.List, calls)
+	cmds, err := s.runPipelined(ctx, scriptrun.List, calls)
 	if err != nil {
 		return scriptErr("list", err)
 	}
@@ -136,14 +136,14 @@ func (s *Saver) readMembers(ctx context.Context, members []string) ([]*checkpoin
 	calls := make([]scriptCall, len(members))
 	cfgs := make([]checkpoint.Config, len(members))
 	for i, m := range members {
-		id, thread, ns, _, err := keys.ParseMember(m)
+		id, thread, ns, _, err := mb.Parse(m)
 		if err != nil {
 			return nil, corrupt("%v", err)
 		}
 		cfgs[i] = checkpoint.Config{ThreadID: thread, CheckpointNS: ns, CheckpointID: id}
 		calls[i] = s.getTupleCall(cfgs[i])
 	}
-	cmds, err := s.runPipelined(ctx, scripts.GetTuple, calls)
+	cmds, err := s.runPipelined(ctx, scriptrun.GetTuple, calls)
 	if err != nil {
 		return nil, scriptErr("list", err)
 	}

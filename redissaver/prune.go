@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/internal/scriptrun"
 	"github.com/graphstate/redcheck/keys"
-	"github.com/graphstate/redcheck/scripts"
 )
 
 // pruneBudget is the number of namespaces, ancestors or index entries one
@@ -70,7 +70,7 @@ type pruner struct {
 // since the first step.
 func (p *pruner) step(ctx context.Context, phase string, args ...any) (items []any, gone bool, err error) {
 	all := append([]any{p.call.args[0], p.call.args[1], p.gen, phase}, args...)
-	res, err := p.s.run(ctx, scripts.Prune, p.call.keys, all...).Slice()
+	res, err := p.s.run(ctx, scriptrun.Prune, p.call.keys, all...).Slice()
 	if err != nil {
 		return nil, false, scriptErr("prune", err)
 	}

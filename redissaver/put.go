@@ -3,14 +3,15 @@ package redissaver
 import (
 	"context"
 	"encoding/json"
+	mb "github.com/graphstate/redcheck/internal/member"
 	"maps"
 	"math"
 	"slices"
 	"strconv"
 
 	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/internal/scriptrun"
 	"github.com/graphstate/redcheck/keys"
-	"github.com/graphstate/redcheck/scripts"
 )
 
 // Put stores cp in the thread and namespace of cfg, with cfg.CheckpointID as
@@ -92,7 +93,7 @@ func (s *Saver) Put(ctx context.Context, cfg checkpoint.Config, cp checkpoint.Ch
 	for _, b := range blobs {
 		args = append(args, b)
 	}
-	if err := s.run(ctx, scripts.Put, keyList, args...).Err(); err != nil {
+	if err := s.run(ctx, scriptrun.Put, keyList, args...).Err(); err != nil {
 		return checkpoint.Config{}, scriptErr("put", err)
 	}
 	return checkpoint.Config{ThreadID: th, CheckpointNS: ns, CheckpointID: cp.ID}, nil
@@ -201,7 +202,7 @@ func (s *Saver) blobArgs(cp checkpoint.Checkpoint, newVersions map[string]string
 			}
 			stored = enc
 		}
-		out = append(out, keys.BlobField(ch, ver), stored)
+		out = append(out, mb.Blob(ch, ver), stored)
 	}
 	return out, nil
 }

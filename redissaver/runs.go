@@ -3,8 +3,8 @@ package redissaver
 import (
 	"context"
 
+	"github.com/graphstate/redcheck/internal/scriptrun"
 	"github.com/graphstate/redcheck/keys"
-	"github.com/graphstate/redcheck/scripts"
 )
 
 // runBudget is the number of run index members one step of DeleteForRuns
@@ -56,7 +56,7 @@ func (s *Saver) DeleteForRuns(ctx context.Context, runIDs []string) error {
 		for i, p := range pending {
 			calls[i] = scriptCall{keys: []string{p.key}, args: []any{s.layout.ShardBase(p.shard), runBudget, ev[0], ev[1], names}}
 		}
-		cmds, err := s.runPipelined(ctx, scripts.DeleteRuns, calls)
+		cmds, err := s.runPipelined(ctx, scriptrun.DeleteRuns, calls)
 		if err != nil {
 			return scriptErr("delete for runs", err)
 		}

@@ -311,3 +311,25 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestUnserializableWrapsBoth: a value the serializer refuses is
+// ErrInvalidCheckpoint (nothing stored) and ErrSerialization (why).
+func TestUnserializableWrapsBoth(t *testing.T) {
+	_, rdb := redistest.Mini(t)
+	s := newSaver(t, rdb, redissaver.Options{})
+	ctx := context.Background()
+	cp := checkpoint.Checkpoint{ID: checkpoint.NewID(), ChannelValues: map[string]any{"c": make(chan int)}, ChannelVersions: map[string]string{"c": "1"}}
+	_, err := s.Put(ctx, checkpoint.Config{ThreadID: "t"}, cp, nil, map[string]string{"c": "1"})
+	if !errors.Is(err, checkpoint.ErrInvalidCheckpoint) || !errors.Is(err, checkpoint.ErrSerialization) {
+		t.Errorf("Put: %v", err)
+	}
+	ok := checkpoint.Checkpoint{ID: checkpoint.NewID()}
+	cfg, err := s.Put(ctx, checkpoint.Config{ThreadID: "t"}, ok, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.PutWrites(ctx, cfg, []checkpoint.Write{{Channel: "w", Value: func() {}}}, "task", "")
+	if !errors.Is(err, checkpoint.ErrInvalidCheckpoint) || !errors.Is(err, checkpoint.ErrSerialization) {
+		t.Errorf("PutWrites: %v", err)
+	}
+}

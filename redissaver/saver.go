@@ -9,7 +9,6 @@ import (
 	"github.com/graphstate/redcheck/internal/meta"
 	"github.com/graphstate/redcheck/internal/scriptrun"
 	"github.com/graphstate/redcheck/keys"
-	"github.com/graphstate/redcheck/scripts"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -74,7 +73,7 @@ func (s *Saver) Layout() keys.Layout { return s.layout }
 // Calling it is optional: a script missing from Redis's cache is sent again
 // transparently.
 func (s *Saver) LoadScripts(ctx context.Context) error {
-	for name, sc := range scripts.All() {
+	for name, sc := range scriptrun.All() {
 		if err := sc.Load(ctx, s.rdb).Err(); err != nil {
 			return redisErr("load script "+name, err)
 		}

@@ -3,7 +3,7 @@ package redissaver
 import (
 	"context"
 
-	"github.com/graphstate/redcheck/scripts"
+	"github.com/graphstate/redcheck/internal/scriptrun"
 )
 
 // Sweep reclaims the garbage of every shard: it retires the threads whose
@@ -36,7 +36,7 @@ func (s *Saver) Sweep(ctx context.Context) (int, error) {
 // sweepStep runs one step of sweep.lua on shard n: on the queue entry given,
 // or on every due one for "".
 func (s *Saver) sweepStep(ctx context.Context, n int, entry string) (used int, more bool, err error) {
-	res, err := s.run(ctx, scripts.Sweep, []string{s.layout.Threads(n), s.layout.GC(n)},
+	res, err := s.run(ctx, scriptrun.Sweep, []string{s.layout.Threads(n), s.layout.GC(n)},
 		s.layout.ShardBase(n), reclaimBudget, entry).Slice()
 	if err != nil {
 		return 0, false, err

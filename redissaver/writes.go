@@ -4,8 +4,8 @@ import (
 	"context"
 
 	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/internal/scriptrun"
 	"github.com/graphstate/redcheck/keys"
-	"github.com/graphstate/redcheck/scripts"
 )
 
 // PutWrites stores the pending writes of task taskID against the checkpoint
@@ -50,7 +50,7 @@ func (s *Saver) PutWrites(ctx context.Context, cfg checkpoint.Config, writes []c
 	for i, w := range writes {
 		typ, data, err := s.ser.DumpsTyped(w.Value)
 		if err != nil {
-			return invalidCheckpoint("write %d to %q: %v", i, w.Channel, err)
+			return unserializable(err, "write %d to %q", i, w.Channel)
 		}
 		idx := checkpoint.WriteIndex(w.Channel, i)
 		mode := "n"
@@ -60,7 +60,7 @@ func (s *Saver) PutWrites(ctx context.Context, cfg checkpoint.Config, writes []c
 		args = append(args, writeField(taskID, idx), pack(w.Channel, taskPath, typ, string(data)), mode, w.Channel)
 	}
 	keyList := []string{s.layout.Head(th), s.layout.Threads(shard), s.layout.Events(th), s.layout.Feed(shard)}
-	if err := s.run(ctx, scripts.PutWrites, keyList, args...).Err(); err != nil {
+	if err := s.run(ctx, scriptrun.PutWrites, keyList, args...).Err(); err != nil {
 		return scriptErr("put writes", err)
 	}
 	return nil

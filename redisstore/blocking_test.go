@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/graphstate/redcheck/internal/redistest"
+	"github.com/graphstate/redcheck/internal/scriptrun"
 	"github.com/graphstate/redcheck/redisstore"
-	"github.com/graphstate/redcheck/scripts"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -297,7 +297,7 @@ func (z zeroEmbedder) Embed(_ context.Context, texts []string) ([][]float32, err
 
 // shaName names the store script with this SHA1, if any.
 func shaName(sha string) string {
-	for name, sc := range map[string]*redis.Script{"write": scripts.StoreWrite, "get": scripts.StoreGet, "scan": scripts.StoreScan, "list": scripts.StoreList} {
+	for name, sc := range map[string]*redis.Script{"write": scriptrun.StoreWrite, "get": scriptrun.StoreGet, "scan": scriptrun.StoreScan, "list": scriptrun.StoreList} {
 		if sc.Hash() == sha {
 			return name
 		}

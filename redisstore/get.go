@@ -3,8 +3,8 @@ package redisstore
 import (
 	"context"
 
+	"github.com/graphstate/redcheck/internal/scriptrun"
 	"github.com/graphstate/redcheck/keys"
-	"github.com/graphstate/redcheck/scripts"
 )
 
 // GetOption changes how Get reads an item.
@@ -74,7 +74,7 @@ func (s *Store) getItems(ctx context.Context, refresh bool, gs []getReq) ([]*Ite
 	out := make([]*Item, 0, len(gs))
 	for from := 0; from < len(gs); from += getChunk {
 		chunk := gs[from:min(from+getChunk, len(gs))]
-		res, err := s.run(ctx, scripts.StoreGet, s.getArgs(refresh, chunk)).Slice()
+		res, err := s.run(ctx, scriptrun.StoreGet, s.getArgs(refresh, chunk)).Slice()
 		if err != nil {
 			return nil, redisErr("get", err)
 		}

@@ -4,8 +4,8 @@ import (
 	"context"
 	"slices"
 
+	"github.com/graphstate/redcheck/internal/scriptrun"
 	"github.com/graphstate/redcheck/keys"
-	"github.com/graphstate/redcheck/scripts"
 )
 
 // ListNamespacesOptions select and page the namespaces of ListNamespaces.
@@ -94,7 +94,7 @@ func (s *Store) listNamespaces(ctx context.Context, q *listReq) ([][]string, err
 	from, last := q.lo, ""
 	for {
 		args := append([]any{s.base, from, q.hi, listSteps, want - len(names)}, q.tail...)
-		res, err := s.run(ctx, scripts.StoreList, args).StringSlice()
+		res, err := s.run(ctx, scriptrun.StoreList, args).StringSlice()
 		if err != nil {
 			return nil, redisErr("list namespaces", err)
 		}

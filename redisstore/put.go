@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/internal/scriptrun"
 	"github.com/graphstate/redcheck/keys"
-	"github.com/graphstate/redcheck/scripts"
 )
 
 // PutOption changes how Put stores one item.
@@ -91,7 +91,7 @@ func (s *Store) Delete(ctx context.Context, namespace []string, key string) erro
 func (s *Store) Sweep(ctx context.Context) (int, error) {
 	total := 0
 	for {
-		res, err := s.run(ctx, scripts.StoreWrite, []any{s.base, sweepBatch, 0}).Slice()
+		res, err := s.run(ctx, scriptrun.StoreWrite, []any{s.base, sweepBatch, 0}).Slice()
 		if err != nil {
 			return total, redisErr("sweep", err)
 		}
@@ -182,7 +182,7 @@ func (s *Store) writeAll(ctx context.Context, ws []*write) error {
 			size += ws[end].size()
 			end++
 		}
-		res, err := s.run(ctx, scripts.StoreWrite, s.writeArgs(ws[done:end], sweepPerWrite)).Slice()
+		res, err := s.run(ctx, scriptrun.StoreWrite, s.writeArgs(ws[done:end], sweepPerWrite)).Slice()
 		if err == nil {
 			_, err = sweptCount(res)
 		}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"strconv"
 
-	"github.com/graphstate/redcheck/scripts"
+	"github.com/graphstate/redcheck/internal/scriptrun"
 )
 
 // Work bounds of the steps of a walk over the items (store_scan.lua): each
@@ -51,7 +51,7 @@ func (s *Store) scan(ctx context.Context, lo, hi string, perNS int, mode string,
 // scanStep runs one step of a walk of at most steps entries, from cur,
 // which it moves on, and reports whether the walk is over.
 func (s *Store) scanStep(ctx context.Context, lo, hi string, perNS int, mode string, steps int, cur *scanCursor, fn func(scanEntry)) (bool, error) {
-	res, err := s.run(ctx, scripts.StoreScan, []any{s.base, lo, hi, cur.member, cur.score, cur.last,
+	res, err := s.run(ctx, scriptrun.StoreScan, []any{s.base, lo, hi, cur.member, cur.score, cur.last,
 		cur.taken, perNS, mode, scanBytes, steps}).Slice()
 	if err != nil {
 		return false, redisErr("search", err)

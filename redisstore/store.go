@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/graphstate/redcheck/internal/scriptrun"
-	"github.com/graphstate/redcheck/scripts"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -56,7 +55,7 @@ func (s *Store) LoadScripts(ctx context.Context) error {
 	return nil
 }
 
-var storeScripts = []*redis.Script{scripts.StoreWrite, scripts.StoreGet, scripts.StoreScan, scripts.StoreList}
+var storeScripts = []*redis.Script{scriptrun.StoreWrite, scriptrun.StoreGet, scriptrun.StoreScan, scriptrun.StoreList}
 
 // run runs a script on the store's slot: EVALSHA, then EVAL when Redis does
 // not have it cached.

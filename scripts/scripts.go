@@ -6,8 +6,6 @@ import (
 	"io/fs"
 	"sort"
 	"strings"
-
-	"github.com/redis/go-redis/v9"
 )
 
 //go:embed *.lua
@@ -15,39 +13,6 @@ var files embed.FS
 
 // lib is prepended to every script.
 const libFile = "lib.lua"
-
-// The scripts, each loaded from its file (lib.lua prepended).
-var (
-	Put          = mustLoad("put.lua")
-	PutWrites    = mustLoad("put_writes.lua")
-	GetTuple     = mustLoad("get_tuple.lua")
-	List         = mustLoad("list.lua")
-	DeleteThread = mustLoad("delete_thread.lua")
-	DeleteRuns   = mustLoad("delete_runs.lua")
-	Prune        = mustLoad("prune.lua")
-	CopyRead     = mustLoad("copy_read.lua")
-	CopyWrite    = mustLoad("copy_write.lua")
-	DeltaHistory = mustLoad("delta_history.lua")
-	Sweep        = mustLoad("sweep.lua")
-	BlobGC       = mustLoad("blob_gc.lua")
-)
-
-// All returns every script by file name, lib.lua excepted.
-func All() map[string]*redis.Script {
-	return registry
-}
-
-var registry = map[string]*redis.Script{}
-
-func mustLoad(name string) *redis.Script {
-	src, err := Source(name)
-	if err != nil {
-		panic(err) // the files are embedded: a missing one is a build defect
-	}
-	s := redis.NewScript(src)
-	registry[name] = s
-	return s
-}
 
 // Source returns the source of a script as Redis runs it: the helpers of
 // lib.lua it calls (directly or through other helpers), in lib.lua's order,

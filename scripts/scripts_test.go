@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/graphstate/redcheck/internal/redistest"
+	"github.com/graphstate/redcheck/internal/scriptrun"
 	"github.com/graphstate/redcheck/scripts"
 	"github.com/redis/go-redis/v9"
 )
@@ -36,7 +37,7 @@ func TestHeaders(t *testing.T) {
 // TestEveryFileRegistered: each .lua file but lib.lua is a script, and each
 // script is a file.
 func TestEveryFileRegistered(t *testing.T) {
-	all := scripts.All()
+	all := scriptrun.All()
 	for _, f := range scripts.Files() {
 		if f == "lib.lua" {
 			continue
@@ -75,7 +76,7 @@ func TestScriptsLoad(t *testing.T) {
 	_, mini := redistest.Mini(t)
 	for name, c := range map[string]*redis.Client{"miniredis": mini, "redis": redistest.Real(t)} {
 		t.Run(name, func(t *testing.T) {
-			for file, s := range scripts.All() {
+			for file, s := range scriptrun.All() {
 				sha, err := s.Load(context.Background(), c).Result()
 				if err != nil {
 					t.Errorf("%s: %v", file, err)

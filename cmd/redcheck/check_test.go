@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	mb "github.com/graphstate/redcheck/internal/member"
 	"strings"
 	"testing"
 
@@ -69,7 +70,7 @@ func TestCheckCommand(t *testing.T) {
 
 			// A lost value: exit 1, the violation printed precisely.
 			blob := s.Layout().Blobs("a", genOf(t, rdb, s.Layout(), "a"), "")
-			if err := rdb.HDel(context.Background(), blob, keys.BlobField("c", "2")).Err(); err != nil {
+			if err := rdb.HDel(context.Background(), blob, mb.Blob("c", "2")).Err(); err != nil {
 				t.Fatal(err)
 			}
 			code, out, _ = runArgs(t, base...)
