@@ -17,7 +17,7 @@ func checkCorruptData(t *testing.T, rdb redis.UniversalClient) {
 	ctx := context.Background()
 	emb, _ := embed.NewHashing(16)
 	prefix := redistest.Prefix(t)
-	s, err := redisstore.New(rdb, redisstore.Options{Prefix: prefix, Embedder: emb, Dims: 16})
+	s, err := redisstore.New(context.Background(), rdb, redisstore.Options{Prefix: prefix, Embedder: emb, Dims: 16})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@
 //	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
 //	defer rdb.Close() // the caller owns the client
 //	emb, _ := embed.NewHashing(384) // or a real model behind Embedder
-//	store, err := redisstore.New(rdb, redisstore.Options{
+//	store, err := redisstore.New(context.Background(), rdb, redisstore.Options{
 //		Prefix:   "myapp:memory",
 //		Embedder: emb, Dims: 384, Fields: []string{"text"},
 //		TTL:      30 * 24 * time.Hour, // refreshed by reads (RefreshOnRead)
@@ -55,6 +55,8 @@
 //
 // Every key of a store starts with "{Prefix}:", P below:
 //
+//	{P}:meta        hash  format "store-1" and dims (the vectors' length): New writes it for a
+//	                      new prefix and refuses a prefix of another format or dims
 //	{P}:ns          zset  namespace registry: score 0, member = sortable form 0x00 0x00 encoded form
 //	{P}:exp         zset  registry members of namespaces holding items with a TTL, scored by
 //	                      their earliest expiry (ms; never later than the real one)

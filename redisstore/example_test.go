@@ -21,7 +21,7 @@ func Example() {
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	defer rdb.Close()
 
-	store, err := redisstore.New(rdb, redisstore.Options{Prefix: "myapp:memory"})
+	store, err := redisstore.New(context.Background(), rdb, redisstore.Options{Prefix: "myapp:memory"})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func ExampleStore_Search_semantic() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	store, err := redisstore.New(rdb, redisstore.Options{Embedder: emb, Dims: emb.Dims(), Fields: []string{"text"}})
+	store, err := redisstore.New(context.Background(), rdb, redisstore.Options{Embedder: emb, Dims: emb.Dims(), Fields: []string{"text"}})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func ExampleStore_ListNamespaces() {
 	defer mr.Close()
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	defer rdb.Close()
-	store, _ := redisstore.New(rdb, redisstore.Options{})
+	store, _ := redisstore.New(context.Background(), rdb, redisstore.Options{})
 	ctx := context.Background()
 	for _, ns := range [][]string{
 		{"users", "alice", "memories"}, {"users", "alice", "settings"},
@@ -141,7 +141,7 @@ func ExampleStore_Batch() {
 	defer mr.Close()
 	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	defer rdb.Close()
-	store, _ := redisstore.New(rdb, redisstore.Options{})
+	store, _ := redisstore.New(context.Background(), rdb, redisstore.Options{})
 	ctx := context.Background()
 	_ = store.Put(ctx, []string{"docs"}, "a", map[string]any{"v": 1})
 

@@ -17,7 +17,7 @@ import (
 func newStore(t testing.TB, rdb redis.UniversalClient, opts redisstore.Options) *redisstore.Store {
 	t.Helper()
 	opts.Prefix = redistest.Prefix(t)
-	s, err := redisstore.New(rdb, opts)
+	s, err := redisstore.New(context.Background(), rdb, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

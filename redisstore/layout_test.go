@@ -18,7 +18,7 @@ func TestKeyLayout(t *testing.T) {
 	mr, rdb := redistest.Mini(t)
 	ctx := context.Background()
 	emb, _ := embed.NewHashing(8)
-	s, err := redisstore.New(rdb, redisstore.Options{Prefix: "app:mem", Embedder: emb, Dims: 8})
+	s, err := redisstore.New(context.Background(), rdb, redisstore.Options{Prefix: "app:mem", Embedder: emb, Dims: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,6 +29,7 @@ func TestKeyLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]string{
+		"{app:mem}:meta":                "hash",
 		"{app:mem}:ns":                  "zset",
 		"{app:mem}:exp":                 "zset",
 		"{app:mem}:n:users:a%3Ab":       "zset",
@@ -75,13 +76,13 @@ func TestKeyLayout(t *testing.T) {
 		}
 	}
 
-	// Deleting every item leaves no key behind.
+	// Deleting every item leaves no key behind but the prefix's meta key.
 	for _, k := range []string{"k 1", "plain"} {
 		if err := s.Delete(ctx, []string{"users", "a:b"}, k); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if keys := mr.Keys(); len(keys) != 0 {
+	if keys := mr.Keys(); len(keys) != 1 || keys[0] != "{app:mem}:meta" {
 		t.Fatalf("keys left after deleting every item: %q", keys)
 	}
 
@@ -96,7 +97,7 @@ func TestKeyLayout(t *testing.T) {
 	if n, err := s.Sweep(ctx); err != nil || n != 2 {
 		t.Fatalf("Sweep = %d, %v", n, err)
 	}
-	if keys := mr.Keys(); len(keys) != 0 {
+	if keys := mr.Keys(); len(keys) != 1 || keys[0] != "{app:mem}:meta" {
 		t.Fatalf("keys left after expiry and Sweep: %q", keys)
 	}
 }

@@ -34,14 +34,14 @@ func TestNewValidates(t *testing.T) {
 		"bad field":          {Embedder: zeroEmbedder{}, Dims: 3, Fields: []string{"a..b"}},
 	}
 	for name, o := range bad {
-		if _, err := New(rdb, o); !errors.Is(err, ErrInvalidOptions) {
+		if _, err := New(context.Background(), rdb, o); !errors.Is(err, ErrInvalidOptions) {
 			t.Errorf("%s: New = %v, want ErrInvalidOptions", name, err)
 		}
 	}
-	if _, err := New(nil, Options{}); !errors.Is(err, ErrInvalidOptions) {
+	if _, err := New(context.Background(), nil, Options{}); !errors.Is(err, ErrInvalidOptions) {
 		t.Errorf("nil client: %v", err)
 	}
-	s, err := New(rdb, Options{Embedder: zeroEmbedder{}, Dims: 3})
+	s, err := New(context.Background(), rdb, Options{Embedder: zeroEmbedder{}, Dims: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,12 +52,31 @@ func TestNewValidates(t *testing.T) {
 		t.Fatalf("base %q, registry %q", s.base, s.registry)
 	}
 	fields := []string{"a", "b"}
-	s, err = New(rdb, Options{Prefix: "p:q", Embedder: zeroEmbedder{}, Dims: 3, Fields: fields, TTL: time.Minute, RefreshOnRead: RefreshOn})
+	s, err = New(context.Background(), rdb, Options{Prefix: "p:q", Embedder: zeroEmbedder{}, Dims: 3, Fields: fields, TTL: time.Minute, RefreshOnRead: RefreshOn})
 	if err != nil {
 		t.Fatal(err)
 	}
 	fields[0] = "changed"
 	if s.Options().Fields[0] != "a" {
 		t.Fatal("Options.Fields aliases the caller's slice")
+	}
+}
+
+// TestMetaMismatch: a store prefix remembers its format and vector length;
+// a store with other Dims is refused.
+func TestMetaMismatch(t *testing.T) {
+	rdb := redis.NewClient(&redis.Options{Addr: miniredis.RunT(t).Addr()})
+	ctx := context.Background()
+	if _, err := New(ctx, rdb, Options{Prefix: "m", Embedder: zeroEmbedder{}, Dims: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(ctx, rdb, Options{Prefix: "m", Embedder: zeroEmbedder{}, Dims: 4}); !errors.Is(err, ErrInvalidOptions) {
+		t.Errorf("other dims: %v", err)
+	}
+	if err := rdb.HSet(ctx, "{m}:meta", "format", "store-0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(ctx, rdb, Options{Prefix: "m", Embedder: zeroEmbedder{}, Dims: 3}); !errors.Is(err, ErrInvalidOptions) {
+		t.Errorf("other format: %v", err)
 	}
 }

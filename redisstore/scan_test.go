@@ -16,7 +16,7 @@ import (
 // share an UpdatedAt) span several steps.
 func checkScanResumes(t *testing.T, rdb redis.UniversalClient) {
 	ctx := context.Background()
-	s, err := New(rdb, Options{Prefix: redistest.Prefix(t)})
+	s, err := New(context.Background(), rdb, Options{Prefix: redistest.Prefix(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"strconv"
 
 	"github.com/graphstate/redcheck/internal/scriptrun"
 	"github.com/redis/go-redis/v9"
@@ -23,7 +24,7 @@ type Store struct {
 // one shard; Redis 7.0 or later (or Valkey) without modules. New does not
 // talk to Redis; it returns an error wrapping ErrInvalidOptions for Options
 // it cannot use.
-func New(rdb redis.UniversalClient, opts Options) (*Store, error) {
+func New(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Store, error) {
 	if rdb == nil {
 		return nil, errorf(ErrInvalidOptions, "nil Redis client")
 	}
@@ -32,7 +33,43 @@ func New(rdb redis.UniversalClient, opts Options) (*Store, error) {
 		return nil, err
 	}
 	base := "{" + o.Prefix + "}:"
+	if err := checkMeta(ctx, rdb, base+"meta", o.Dims); err != nil {
+		return nil, err
+	}
 	return &Store{rdb: rdb, opts: o, fields: fields, base: base, registry: base + "ns"}, nil
+}
+
+// storeFormat is the version of the store's layout (docs/storage-format.md).
+const storeFormat = "store-1"
+
+// checkMeta writes the store's meta key when the prefix is new ("format",
+// and "dims": the vectors' length) and refuses, with ErrInvalidOptions, a
+// prefix written with another format or another number of dimensions.
+func checkMeta(ctx context.Context, rdb redis.UniversalClient, key string, dims int) error {
+	var got *redis.MapStringStringCmd
+	cmds, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.HSetNX(ctx, key, "format", storeFormat)
+		p.HSetNX(ctx, key, "dims", dims)
+		got = p.HGetAll(ctx, key)
+		return nil
+	})
+	for _, c := range cmds { // the cause of an EXECABORT (NOPERM, say)
+		if cerr := c.Err(); cerr != nil && !redis.HasErrorPrefix(cerr, "EXECABORT") {
+			err = cerr
+			break
+		}
+	}
+	if err != nil {
+		return redisErr("meta key "+key, err)
+	}
+	m := got.Val()
+	if m["format"] != storeFormat {
+		return errorf(ErrInvalidOptions, "prefix holds store format %q (meta key %s); this version reads %q", m["format"], key, storeFormat)
+	}
+	if m["dims"] != strconv.Itoa(dims) {
+		return errorf(ErrInvalidOptions, "prefix was written with %s dimensions (meta key %s), not %d", m["dims"], key, dims)
+	}
+	return nil
 }
 
 // Options returns the options of the store, defaults filled in.

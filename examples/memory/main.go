@@ -49,7 +49,7 @@ func run(ctx context.Context, rdb *redis.Client) (err error) {
 	if err != nil {
 		return err
 	}
-	store, err := redisstore.New(rdb, redisstore.Options{
+	store, err := redisstore.New(context.Background(), rdb, redisstore.Options{
 		Prefix:   "memory-demo:store:" + run,
 		Embedder: emb,
 		Dims:     emb.Dims(),

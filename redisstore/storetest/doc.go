@@ -19,7 +19,7 @@
 //		storetest.Run(t, storetest.Env{
 //			New: func(t *testing.T, o redisstore.Options) *redisstore.Store {
 //				o.Prefix = redistest.Prefix(t)
-//				s, err := redisstore.New(rdb, o)
+//				s, err := redisstore.New(context.Background(), rdb, o)
 //				if err != nil {
 //					t.Fatal(err)
 //				}

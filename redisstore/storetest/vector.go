@@ -320,7 +320,7 @@ func vecJSONPaths(t *testing.T, e Env) {
 		t.Fatalf("guava: %q", keysOf(got))
 	}
 	wantErr(t, "bad path", s.Put(testctx.Context(t), ns{"p"}, "e", v(), redisstore.WithIndex("a[")), redisstore.ErrInvalidArgument)
-	_, err := redisstore.New(nil, redisstore.Options{})
+	_, err := redisstore.New(context.Background(), nil, redisstore.Options{})
 	wantErr(t, "nil client", err, redisstore.ErrInvalidOptions)
 }
 
