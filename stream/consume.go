@@ -195,6 +195,18 @@ func (c *consumer_) createGroups(ctx context.Context) error {
 func (c *consumer_) recover(ctx context.Context) {
 	for _, k := range c.streams {
 		from := c.lastSeen[k]
+		// Only the group was lost when the entry last read is still there:
+		// the group resumes after it. Otherwise the stream itself was lost
+		// (or trimmed past it) and may have been written again since: its
+		// new entries can have IDs below the last one read (a stream written
+		// again in the same millisecond starts at that millisecond), so the
+		// group starts from the beginning. At-least-once: an entry may come
+		// twice, none is skipped.
+		if from != "" {
+			if got, err := c.s.rdb.XRangeN(ctx, k, from, from, 1).Result(); err != nil || len(got) == 0 {
+				from = ""
+			}
+		}
 		if from == "" {
 			from = "0"
 		}
