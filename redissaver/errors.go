@@ -64,8 +64,6 @@ func scriptErr(op string, err error) error {
 		return dataLoss("%s: %s", op, strings.TrimPrefix(err.Error(), "CYCLE "))
 	case redis.HasErrorPrefix(err, "REPARENT"):
 		return invalidCheckpoint("%s", strings.TrimPrefix(err.Error(), "REPARENT "))
-	case redis.HasErrorPrefix(err, "NOVALUE"):
-		return invalidCheckpoint("%s", strings.TrimPrefix(err.Error(), "NOVALUE "))
 	case redis.HasErrorPrefix(err, "NOTFOUND"):
 		return notFound("%s", strings.TrimPrefix(err.Error(), "NOTFOUND "))
 	}

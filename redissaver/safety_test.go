@@ -333,3 +333,30 @@ func TestUnserializableWrapsBoth(t *testing.T) {
 		t.Errorf("PutWrites: %v", err)
 	}
 }
+
+// TestUnstoredVersionReadsAbsent: LangGraph's contract lets a checkpoint
+// name a channel version it does not write and that has no stored value;
+// Put stores the empty marker for it, so the channel reads back absent
+// (not ErrDataLoss), and a value stored later for that version is kept.
+func TestUnstoredVersionReadsAbsent(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			s := newSaver(t, b.client(t), redissaver.Options{})
+			ctx := context.Background()
+			cp := checkpoint.Checkpoint{ID: checkpoint.NewID(), ChannelValues: map[string]any{"a": 1, "b": 2},
+				ChannelVersions: map[string]string{"a": "1", "b": "1"}}
+			cfg, err := s.Put(ctx, checkpoint.Config{ThreadID: "t"}, cp, nil, map[string]string{"a": "1"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tup, err := s.GetTuple(ctx, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := tup.Checkpoint.ChannelValues["b"]; ok || tup.Checkpoint.ChannelValues["a"] != int64(1) || tup.Checkpoint.ChannelVersions["b"] != "1" {
+				t.Errorf("values %v, versions %v: want a only, b versioned but absent", tup.Checkpoint.ChannelValues, tup.Checkpoint.ChannelVersions)
+			}
+			requireSound(t, s, "t")
+		})
+	}
+}

@@ -21,8 +21,8 @@
 -- then n checkpoint hash field/value pairs, then m blob field/value pairs
 -- Returns: 1 when the checkpoint is new, 0 when it replaced one with the same id (whose pending writes are
 --          kept), 2 for a re-sent call. Errors, raised before anything is written: "DATALOSS ..." when the
---          thread's head or registry entry is missing; "REPARENT ..." when the id exists with another parent;
---          "NOVALUE ..." when a channel version the checkpoint names, and does not write, has no stored value.
+--          thread's head or registry entry is missing, or the namespace's values hash while it has
+--          checkpoints; "REPARENT ..." when the id exists with another parent.
 -- Work bound: O(n + m + e) for the write, plus at most 16 units of reclaim and one expired thread retired.
 local sb, enct, encns, id, parent = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local ttl = tonumber(ARGV[8])
@@ -57,8 +57,10 @@ if not newgen then
     end
   end
 end
--- Every channel version the checkpoint names and does not write must have a stored value.
-local writing, unchanged = {}, {}
+-- A channel version the checkpoint names and does not write reads from the value stored for it; one
+-- never stored gets the empty marker below (the channel reads back absent, as LangGraph's contract says).
+-- A values hash gone whole while the namespace has checkpoints was lost instead.
+local writing, unchanged, unstored = {}, {}, {}
 for i = at + 2 * n, at + 2 * n + 2 * m - 1, 2 do writing[ARGV[i]] = true end
 for i = at, at + 2 * n - 1, 2 do
   if string.sub(ARGV[i], 1, 2) == 'c:' then
@@ -70,15 +72,11 @@ if #unchanged > 0 then
   local have = {}
   if not newgen then have = chunked('HMGET', nb .. ':blobs', unchanged, 1000) end
   for i = 1, #unchanged do
-    if not have[i] then
-      -- A values hash gone whole while the namespace has checkpoints was lost (eviction removes keys,
-      -- not fields); a field missing from an existing hash was never written.
-      if not newgen and redis.call('EXISTS', nb .. ':blobs') == 0 and redis.call('EXISTS', nb .. ':idx') == 1 then
-        return dataloss('values hash ' .. nb .. ':blobs')
-      end
-      return redis.error_reply('NOVALUE channel version ' .. unchanged[i] .. ' has no stored value in its namespace: ' ..
-        'list it in newVersions')
-    end
+    if not have[i] then unstored[#unstored + 1] = unchanged[i] end
+  end
+  if #unstored > 0 and not newgen and redis.call('EXISTS', nb .. ':blobs') == 0 and
+      redis.call('EXISTS', nb .. ':idx') == 1 then
+    return dataloss('values hash ' .. nb .. ':blobs')
   end
 end
 
@@ -99,6 +97,7 @@ local fields = {'o', ARGV[7]}
 for i = at, at + 2 * n - 1 do fields[#fields + 1] = ARGV[i] end
 chunked('HSET', cp, fields, 1000)
 
+for _, f in ipairs(unstored) do redis.call('HSETNX', nb .. ':blobs', f, '') end
 if m > 0 then
   local blobs = {}
   for i = at + 2 * n, at + 2 * n + 2 * m - 1 do blobs[#blobs + 1] = ARGV[i] end
