@@ -29,7 +29,22 @@ export const TAG_MSGPACK = "msgpack";
 export const TAG_JSON = "json";
 export const TAG_DELTA = "delta/";
 
-const msgpack = new Decoder({ useBigInt64: true });
+// Strings are decoded as Go writes them: each invalid UTF-8 byte becomes
+// U+FFFD (@msgpack/msgpack's own decoder for short strings does not).
+const utf8 = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
+class GoMsgpackDecoder extends Decoder {
+  constructor() {
+    super({ useBigInt64: true });
+    const self = this as unknown as { pos: number; bytes: Uint8Array; decodeUtf8String: (n: number, h: number) => string };
+    self.decodeUtf8String = (byteLength: number, headerOffset: number): string => {
+      const from = self.pos + headerOffset;
+      if (self.bytes.byteLength < from + byteLength) throw new RangeError("msgpack: string past the end of the data");
+      self.pos += headerOffset + byteLength;
+      return utf8.decode(self.bytes.subarray(from, from + byteLength));
+    };
+  }
+}
+const msgpack = new GoMsgpackDecoder();
 
 /** dumpsTyped returns the tag and bytes of a value (see the table above). */
 export async function dumpsTyped(serde: SerializerProtocol, v: unknown): Promise<[string, Uint8Array]> {
@@ -97,7 +112,8 @@ export async function loadsTyped(serde: SerializerProtocol, type: string, data: 
 function normalize(v: unknown): unknown {
   if (typeof v === "bigint") return v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v;
   if (Array.isArray(v)) return v.map(normalize);
-  if (v !== null && typeof v === "object" && !(v instanceof Uint8Array) && !(v instanceof Date)) {
+  if (v instanceof Uint8Array) return new Uint8Array(v); // a plain Uint8Array, not a view of the reply's Buffer
+  if (v !== null && typeof v === "object" && !(v instanceof Date)) {
     const out: Record<string, unknown> = {};
     for (const [k, e] of Object.entries(v)) out[k] = normalize(e);
     return out;
