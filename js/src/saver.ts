@@ -22,7 +22,7 @@ import {
 } from "@langchain/langgraph-checkpoint";
 import { createClient, createCluster } from "redis";
 import { canonicalJSON, goMarshal } from "./canonjson.js";
-import { blobField, joinNames, pack, parseWriteField, unpack, writeField, writeIndex } from "./codec.js";
+import { blobField, cutLen, joinNames, pack, parseWriteField, unpack, writeField, writeIndex } from "./codec.js";
 import { Conn, arr, buf, num, str, type Arg, type RedisConnection, type Reply } from "./conn.js";
 import {
   CorruptError,
@@ -33,6 +33,7 @@ import {
   scriptError,
 } from "./errors.js";
 import { FORMAT_VERSION, Layout, SEP, decode, encode, newGen, parseMember, validateID, validateNamespace, validateRunID, validateThreadID } from "./keys.js";
+import { copyThread, deleteForRuns, prune, type Ops } from "./extended.js";
 import { scripts } from "./scripts.js";
 import { decodeValue, encodeValue, dumpsTyped, loadsTyped } from "./values.js";
 import { nextVersion, versionFromStore, versionToStore } from "./version.js";
@@ -304,7 +305,7 @@ export class RedcheckSaver extends BaseCheckpointSaver<string | number> {
     const absent = new Set<string>();
     for (;;) {
       const extra: Buffer[] = [];
-      for (const f of absent) extra.push(Buffer.from(f, "latin1"), Buffer.alloc(0));
+      for (const f of absent) extra.push(Buffer.from(f, "utf8"), Buffer.alloc(0));
       const args: Arg[] = [...head, String(fields.length / 2), String((blobs.length + extra.length) / 2), ...event, ...fields, ...blobs, ...extra];
       try {
         await this.#conn.run(scripts.put, keys, args);
@@ -343,11 +344,8 @@ export class RedcheckSaver extends BaseCheckpointSaver<string | number> {
       let budget = MAX_EVENT_VALUE_BYTES;
       let left = MAX_EVENT_VALUES;
       for (let i = 0; i + 1 < blobs.length && left > 0; i += 2) {
-        const field = blobs[i]!;
         const val = blobs[i + 1]!;
-        const ch = unpack(field, 2)?.[0]?.toString("utf8") ?? "";
-        const n = Buffer.byteLength(ch);
-        const channel = field.subarray(String(n).length + 1, String(n).length + 1 + n).toString("utf8");
+        const channel = blobChannel(blobs[i]!);
         if (val.length <= this.#opts.events.maxValueBytes && val.length <= budget) {
           ev.push("v:" + channel, val);
           budget -= val.length;
@@ -736,6 +734,41 @@ export class RedcheckSaver extends BaseCheckpointSaver<string | number> {
     }
   }
 
+  #ops(): Ops {
+    return { conn: this.#conn, layout: this.layout, ttl: this.#opts.ttl, eventSpec: (f) => this.#eventSpec(f), deleteThread: (t) => this.deleteThread(t) };
+  }
+
+  /**
+   * deleteForRuns deletes every checkpoint, in every thread and namespace,
+   * whose metadata run_id is one of runIds, with its writes and the values
+   * no remaining checkpoint points to, in bounded steps (Go: DeleteForRuns).
+   * A child whose parent is deleted stays. Idempotent: cut off, repeat it.
+   */
+  async deleteForRuns(runIds: string[]): Promise<void> {
+    await this.setup();
+    await deleteForRuns(this.#ops(), runIds);
+  }
+
+  /**
+   * copyThread copies every checkpoint of source (all namespaces, with
+   * writes and values) to target, which must have none (InvalidConfigError);
+   * the copy becomes visible at once when complete (Go: CopyThread).
+   */
+  async copyThread(sourceThreadId: string, targetThreadId: string): Promise<void> {
+    await this.setup();
+    await copyThread(this.#ops(), String(sourceThreadId), String(targetThreadId));
+  }
+
+  /**
+   * prune keeps only the newest checkpoint of each namespace of each thread
+   * (with the ancestors its delta channels need): "keep_latest"; or deletes
+   * the threads: "delete" (Go: Prune).
+   */
+  async prune(threadIds: string[], strategy: "keep_latest" | "delete" = "keep_latest"): Promise<void> {
+    await this.setup();
+    await prune(this.#ops(), threadIds.map(String), strategy);
+  }
+
   /**
    * sweep retires the threads whose lease ran out and reclaims retired
    * generations, in every shard, in bounded steps; it returns the units of
@@ -846,6 +879,12 @@ function parseListMember(q: Query, mode: string, m: string): Address {
   }
   const p = parseMember(m);
   return { id: p.id, thread: p.thread.toString("utf8"), ns: p.ns.toString("utf8") };
+}
+
+/** blobChannel is the channel of a blob field: len(channel) ":" channel version. */
+function blobChannel(field: Buffer): string {
+  const c = cutLen(field);
+  return c ? field.subarray(c.rest, c.rest + c.n).toString("utf8") : field.toString("utf8");
 }
 
 function sortWrites(ws: StoredWrite[]): StoredWrite[] {
