@@ -113,12 +113,13 @@ interface StoredWrite {
 }
 
 /** RedcheckSaver is a LangGraph.js checkpointer on plain Redis 7+ or Valkey, standalone or Cluster. */
-export class RedcheckSaver extends BaseCheckpointSaver<string | number> {
+export class RedcheckSaver extends BaseCheckpointSaver {
   readonly layout: Layout;
   readonly #conn: Conn;
   readonly #opts: Required<Omit<RedcheckSaverOptions, "serde" | "events" | "shards" | "prefix">> & { events: Required<EventOptions> };
   #ready: Promise<void> | undefined;
   #owned: { close(): Promise<unknown> } | undefined;
+  readonly #puts = new PutTracker();
 
   /**
    * @param client a connected node-redis v5 client (createClient) or cluster
@@ -223,15 +224,37 @@ export class RedcheckSaver extends BaseCheckpointSaver<string | number> {
     }
   }
 
-  /** getNextVersion returns the channel version after current, as the Go saver's checkpoint.NextVersion does. */
-  override getNextVersion(current: string | number | undefined): string {
-    return nextVersion(current);
+  /**
+   * getNextVersion returns the channel version after current as the Go
+   * saver's checkpoint.NextVersion does: a string of at least 12 zero-padded
+   * digits, ".", 8 random hex digits ("000000000002.5f0c21aa"), so that both
+   * languages write one version format and continue each other's threads
+   * (LangGraph.js supports string versions: "override this method to use
+   * string versions"). It also takes LangGraph.js's integer versions (1 ->
+   * "000000000002.…"). It is typed number, the type StateGraph.compile's
+   * BaseCheckpointSaver (of number versions) declares; LangGraph.js only
+   * compares versions (compareChannelVersions), and these compare in order.
+   */
+  override getNextVersion(current: number | undefined): number {
+    return nextVersion(current as string | number | undefined) as unknown as number;
   }
 
   // ---- put -----------------------------------------------------------------
 
   async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, newVersions: ChannelVersions): Promise<RunnableConfig> {
     const thread = threadOf(config);
+    const done = this.#puts.begin(thread);
+    let stored = false;
+    try {
+      const out = await this.#put(thread, config, checkpoint, metadata, newVersions);
+      stored = true;
+      return out;
+    } finally {
+      done(stored ? `${nsOf(config)}\0${checkpoint.id}` : undefined);
+    }
+  }
+
+  async #put(thread: string, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, newVersions: ChannelVersions): Promise<RunnableConfig> {
     const ns = nsOf(config);
     const parent = str(config.configurable?.checkpoint_id ?? "");
     validateAddress(thread, ns);
@@ -382,6 +405,18 @@ export class RedcheckSaver extends BaseCheckpointSaver<string | number> {
       args.push(writeField(taskId, idx), pack(channel, taskPath, t, d), idx < 0 ? "o" : "n", channel);
     }
     const keys = [this.layout.head(thread), this.layout.threads(shard), this.layout.events(thread), this.layout.feed(shard)];
+    try {
+      await this.#conn.run(scripts.putWrites, keys, args);
+      return;
+    } catch (e) {
+      // LangGraph.js does not wait for a checkpoint's put before storing its
+      // writes (puts are chained; writes are not), and writes always belong
+      // to a stored checkpoint. NOTFOUND is raised before put_writes.lua's
+      // first write, so the call can be sent once more when this saver has
+      // stored that checkpoint, or has no put of the thread under way.
+      if (!(e instanceof Error && e.message.startsWith("NOTFOUND "))) throw scriptError("put writes", e);
+    }
+    await this.#puts.settled(thread, `${ns}\0${id}`);
     try {
       await this.#conn.run(scripts.putWrites, keys, args);
     } catch (e) {
@@ -801,6 +836,53 @@ export class RedcheckSaver extends BaseCheckpointSaver<string | number> {
 }
 
 // ---- helpers -------------------------------------------------------------------
+
+/**
+ * PutTracker follows the puts under way in this saver, per thread, so that
+ * writes sent ahead of their checkpoint's put wait for it (see putWrites).
+ */
+class PutTracker {
+  readonly #running = new Map<string, number>();
+  readonly #waiters = new Map<string, Array<{ cp: string; wake: () => void }>>();
+
+  /** begin counts a put of thread; call the result with "ns \0 id" of the stored checkpoint, or undefined. */
+  begin(thread: string): (stored: string | undefined) => void {
+    this.#running.set(thread, (this.#running.get(thread) ?? 0) + 1);
+    return (stored) => {
+      const left = this.#running.get(thread)! - 1;
+      if (left === 0) this.#running.delete(thread);
+      else this.#running.set(thread, left);
+      const ws = this.#waiters.get(thread) ?? [];
+      for (const w of ws.filter((w) => w.cp === stored)) w.wake();
+      // A put chained after this one starts in a later microtask: decide "idle" a macrotask later.
+      if (left === 0) setImmediate(() => this.#wakeIfIdle(thread));
+    };
+  }
+
+  /** settled resolves when checkpoint cp of thread is stored by this saver, or no put of thread is under way. */
+  settled(thread: string, cp: string): Promise<void> {
+    return new Promise((resolve) => {
+      const list = this.#waiters.get(thread) ?? [];
+      const w = {
+        cp,
+        wake: () => {
+          const rest = (this.#waiters.get(thread) ?? []).filter((x) => x !== w);
+          if (rest.length > 0) this.#waiters.set(thread, rest);
+          else this.#waiters.delete(thread);
+          resolve();
+        },
+      };
+      list.push(w);
+      this.#waiters.set(thread, list);
+      if (!this.#running.has(thread)) setImmediate(() => this.#wakeIfIdle(thread));
+    });
+  }
+
+  #wakeIfIdle(thread: string): void {
+    if (this.#running.has(thread)) return;
+    for (const w of [...(this.#waiters.get(thread) ?? [])]) w.wake();
+  }
+}
 
 interface Query {
   thread: string;

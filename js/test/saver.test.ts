@@ -27,10 +27,10 @@ async function chain(s: RedcheckSaver, thread: string, count: number, opts: { ns
   let prev: Checkpoint = emptyCheckpoint();
   const ids: string[] = [];
   for (let i = 0; i < count; i++) {
-    const version = s.getNextVersion(prev.channel_versions.count as string | undefined);
+    const version = s.getNextVersion(prev.channel_versions.count as number | undefined);
     const values: Record<string, unknown> = { ...prev.channel_values, count: i };
     // "messages" is a delta channel: a new version every step, a value (its seed) in the first checkpoint only.
-    const mv = s.getNextVersion(prev.channel_versions.messages as string | undefined);
+    const mv = s.getNextVersion(prev.channel_versions.messages as number | undefined);
     const versions: Record<string, string | number> = { ...prev.channel_versions, count: version, messages: mv };
     const newVersions: Record<string, string> = { count: version, messages: mv };
     if (i === 0) values.messages = new DeltaSnapshot(["seed"]);
@@ -104,6 +104,25 @@ describe("errors", () => {
     const s = fresh();
     await expect(s.put({ configurable: {} }, emptyCheckpoint(), md(0), {})).rejects.toThrow(InvalidConfigError);
     await expect(s.put({ configurable: { thread_id: "t" } }, emptyCheckpoint(), md(0.5), {})).rejects.toThrow(InvalidCheckpointError);
+  });
+});
+
+describe("writes sent ahead of their checkpoint", () => {
+  // LangGraph.js chains its puts but not its writes: a checkpoint's writes
+  // may reach the saver before its put (and the first checkpoint's before
+  // the thread exists). They wait for the put by this saver, then go.
+  it("wait for the put of their checkpoint, chained after another put", async () => {
+    const s = fresh();
+    const c0 = { ...emptyCheckpoint(), id: uuid6(0) };
+    const c1 = { ...emptyCheckpoint(), id: uuid6(1) };
+    const cfg0 = { configurable: { thread_id: "race", checkpoint_ns: "", checkpoint_id: c0.id } };
+    const cfg1 = { configurable: { thread_id: "race", checkpoint_ns: "", checkpoint_id: c1.id } };
+    const chain = s.put({ configurable: { thread_id: "race" } }, c0, md(0), {}).then((c) => s.put(c, c1, md(1), {}));
+    const w0 = s.putWrites(cfg0, [["a", 0]], "task-0");
+    const w1 = s.putWrites(cfg1, [["a", 1]], "task-1");
+    await Promise.all([chain, w0, w1]);
+    expect((await s.getTuple(cfg0))!.pendingWrites).toEqual([["task-0", "a", 0]]);
+    expect((await s.getTuple(cfg1))!.pendingWrites).toEqual([["task-1", "a", 1]]);
   });
 });
 
