@@ -93,7 +93,7 @@ describe.skipIf(!haveGo)("cross-language", () => {
         for (const [ch, v] of Object.entries(upd)) {
           cp.channel_values[ch] = v;
           // Numbers (LangGraph.js's default versions) for the first step, Go-style strings after.
-          cp.channel_versions[ch] = step === 0 ? 1 : saver.getNextVersion(cp.channel_versions[ch]);
+          cp.channel_versions[ch] = step === 0 ? 1 : saver.getNextVersion(cp.channel_versions[ch] as number | undefined);
           newVersions[ch] = cp.channel_versions[ch]!;
         }
         cfg = await saver.put(cfg, cp, md(step), newVersions) as typeof cfg;

@@ -11,7 +11,7 @@ import { unpack } from "../src/codec.js";
 import { RedcheckSaver } from "../src/index.js";
 import { loadVectors, toJS, type Typed } from "./typed.js";
 
-const vec = loadVectors("checkpoint.json");
+const vec: { cases: any[] } = loadVectors("checkpoint.json");
 const db = 9; // the vectors pin the prefix "vec": a database of their own, flushed per case
 const client = createClient({ url: inject("redisUrl"), database: db }).withTypeMapping({ [RESP_TYPES.BLOB_STRING]: Buffer });
 
@@ -45,7 +45,7 @@ function fromPack(stored: Buffer, n: number): [string, Uint8Array] {
 }
 
 describe("checkpoint.json on redis-server", () => {
-  it.each(vec.cases.map((c: any) => [c.name, c]))("%s", async (_name, c: any) => {
+  it.each(vec.cases.map((c: any) => [c.name, c] as [unknown, any]))("%s", async (_name, c: any) => {
     await client.flushDb();
     const i = c.input;
     const e = c.expect;

@@ -32,7 +32,7 @@ async function chain(s: RedcheckSaver, thread: string, count: number, opts: { ns
     // "messages" is a delta channel: a new version every step, a value (its seed) in the first checkpoint only.
     const mv = s.getNextVersion(prev.channel_versions.messages as number | undefined);
     const versions: Record<string, string | number> = { ...prev.channel_versions, count: version, messages: mv };
-    const newVersions: Record<string, string> = { count: version, messages: mv };
+    const newVersions: Record<string, string | number> = { count: version, messages: mv };
     if (i === 0) values.messages = new DeltaSnapshot(["seed"]);
     const cp: Checkpoint = { ...emptyCheckpoint(), id: uuid6(i), channel_values: values, channel_versions: versions };
     cfg = await s.put(cfg, cp, md(i, opts.run ? { run_id: opts.run(i) } : {}), newVersions);

@@ -10,8 +10,8 @@ import { Layout, decode, encode, member, validateGen, validateID, validateNamesp
 import { decodeValue } from "../src/values.js";
 import { hexOf, loadVectors, toJS } from "./typed.js";
 
-const keysV = loadVectors("keys.json");
-const fieldsV = loadVectors("fields.json");
+const keysV: { format: number; encode_bytes: string[]; cases: any[]; invalid: any[] } = loadVectors("keys.json");
+const fieldsV: Record<string, any[]> = loadVectors("fields.json");
 
 describe("keys.json", () => {
   it("is format 2", () => expect(keysV.format).toBe(2));
@@ -24,7 +24,7 @@ describe("keys.json", () => {
     });
   });
 
-  it.each(keysV.cases.map((c: any) => [c.name, c]))("case %s", (_name, c: any) => {
+  it.each(keysV.cases.map((c: any) => [c.name, c] as [unknown, any]))("case %s", (_name, c: any) => {
     const i = c.input;
     const l = new Layout(i.prefix, i.shards);
     const th = hexOf(i.thread_id);
@@ -52,7 +52,7 @@ describe("keys.json", () => {
     expect(Buffer.from(encode(th) + "\x00" + g, "latin1").equals(hexOf(m.gc))).toBe(true);
   });
 
-  it.each(keysV.invalid.map((c: any) => [c.what, c.value.text, c]))("refuses %s %j", (_w, _t, c: any) => {
+  it.each(keysV.invalid.map((c: any) => [c.what, c.value.text, c] as [unknown, unknown, any]))("refuses %s %j", (_w, _t, c: any) => {
     const v = hexOf(c.value);
     const text = v.toString("utf8");
     switch (c.what) {
@@ -84,11 +84,11 @@ describe("keys.json", () => {
 });
 
 describe("fields.json", () => {
-  it.each(fieldsV.blob_fields.map((c: any) => [c.field.text, c]))("blob field %s", (_n, c: any) => {
+  it.each(fieldsV.blob_fields.map((c: any) => [c.field.text, c] as [unknown, any]))("blob field %s", (_n, c: any) => {
     expect(blobField(hexOf(c.channel), c.version).equals(hexOf(c.field))).toBe(true);
   });
 
-  it.each(fieldsV.write_fields.map((c: any) => [c.field.text, c]))("write field %s", (_n, c: any) => {
+  it.each(fieldsV.write_fields.map((c: any) => [c.field.text, c] as [unknown, any]))("write field %s", (_n, c: any) => {
     expect(writeIndex(c.channel, c.position)).toBe(c.index);
     const f = writeField(hexOf(c.task_id), c.index);
     expect(f.equals(hexOf(c.field))).toBe(true);
@@ -101,26 +101,26 @@ describe("fields.json", () => {
     expect(SPECIAL_WRITE_INDEX).toEqual(WRITES_IDX_MAP);
   });
 
-  it.each(fieldsV.pack.map((c: any, i: number) => [i, c]))("pack %i", (_i, c: any) => {
+  it.each(fieldsV.pack.map((c: any, i: number) => [i, c] as [unknown, any]))("pack %i", (_i, c: any) => {
     const parts = c.parts.map((p: any) => hexOf(p));
     const packed = pack(...parts);
     expect(packed.equals(hexOf(c.packed))).toBe(true);
     expect(unpack(packed, parts.length)!.map((b) => b.toString("hex"))).toEqual(parts.map((b: Buffer) => b.toString("hex")));
   });
 
-  it.each(fieldsV.joined_names.map((c: any) => [c.joined.text, c]))("joined names %s", (_n, c: any) => {
+  it.each(fieldsV.joined_names.map((c: any) => [c.joined.text, c] as [unknown, any]))("joined names %s", (_n, c: any) => {
     expect(joinNames(c.names.map((n: any) => hexOf(n))).equals(hexOf(c.joined))).toBe(true);
   });
 
   const serde = new JsonPlusSerializer();
-  it.each(fieldsV.stored_values.map((c: any) => [c.serializer, c.name, c]))("stored value (%s) %s reads back in JS", async (ser, _n, c: any) => {
+  it.each(fieldsV.stored_values.map((c: any) => [c.serializer, c.name, c] as [unknown, unknown, any]))("stored value (%s) %s reads back in JS", async (ser, _n, c: any) => {
     const stored = Buffer.from(c.stored_hex, "hex");
     expect(stored.equals(pack(c.type, Buffer.from(c.data_hex, "hex")))).toBe(true);
     const got = await decodeValue(serde, stored);
     expect(got).toEqual(toJS(c.value, ser === "json" ? "json" : "native"));
   });
 
-  it.each(fieldsV.metadata_values.map((c: any) => [c.name, c]))("metadata value %s: canonical JSON", (_n, c: any) => {
+  it.each(fieldsV.metadata_values.map((c: any) => [c.name, c] as [unknown, any]))("metadata value %s: canonical JSON", (_n, c: any) => {
     const got = Buffer.from(canonicalJSON(toJS(c.value)), "utf8");
     expect(got.toString("hex")).toBe(hexOf(c.json).toString("hex"));
   });
