@@ -3,6 +3,7 @@
 // reclaim, deleteForRuns, prune, copyThread, delta history past 250
 // ancestors) and their bound on Redis (a concurrent PING loop and SLOWLOG).
 import { DeltaSnapshot, emptyCheckpoint, uuid6, type Checkpoint } from "@langchain/langgraph-checkpoint";
+import { spawn } from "node:child_process";
 import { createClient } from "redis";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { DataLossError, InvalidCheckpointError, InvalidConfigError, NotFoundError, RedcheckSaver } from "../src/index.js";
@@ -136,6 +137,14 @@ describe("options", () => {
     expect(await s.sweep()).toBeGreaterThan(0);
   });
 
+  it("sends a script's source when Redis lacks it (NOSCRIPT), before it ran", async () => {
+    const s = fresh();
+    await s.put({ configurable: { thread_id: "t" } }, emptyCheckpoint(), md(0), {});
+    await client.sendCommand(["SCRIPT", "FLUSH"]);
+    const cfg = await s.put({ configurable: { thread_id: "t" } }, { ...emptyCheckpoint(), id: uuid6(5) }, md(1), {});
+    expect((await s.getTuple(cfg))!.checkpoint.id).toBe(cfg.configurable!.checkpoint_id);
+  });
+
   it("fromUrl owns its client", async () => {
     const s = await RedcheckSaver.fromUrl(url, { prefix: `t-${run}-url` });
     const cfg = await s.put({ configurable: { thread_id: "t" } }, emptyCheckpoint(), md(0), {});
@@ -237,23 +246,32 @@ describe("multi-step operations", () => {
 
 describe("bounded work", () => {
   // Each script call does bounded work whatever the thread's size: a second
-  // connection's PINGs never wait long, and SLOWLOG holds no long entry.
+  // client (redis-cli --latency) never waits more than 50 ms, and SLOWLOG
+  // holds no entry over 50 ms (the target is 20 ms; the margin covers a
+  // loaded 2-core machine), as redissaver's bounded tests require.
   it("deleteThread, copyThread, prune and delta history on a 1,500-checkpoint thread block Redis <= 50 ms", { timeout: 120_000 }, async () => {
     const s = fresh();
     await chain(s, "huge", 1500);
-    const pinger = createClient({ url });
-    await pinger.connect();
     await client.sendCommand(["SLOWLOG", "RESET"]);
     const old = await client.sendCommand(["CONFIG", "GET", "slowlog-log-slower-than"]) as string[];
     await client.sendCommand(["CONFIG", "SET", "slowlog-log-slower-than", "50000"]);
+    // The latency a second client sees, from redis-cli --latency (a process of its own, as the Go
+    // bounded tests measure it, so that this process's own work does not count), one-second samples.
+    const { hostname, port } = new URL(url);
     let worst = 0;
     let stop = false;
     const loop = (async () => {
       while (!stop) {
-        const t0 = performance.now();
-        await pinger.ping();
-        worst = Math.max(worst, performance.now() - t0);
-        await new Promise((r) => setTimeout(r, 1));
+        const out = await new Promise<string>((resolve, reject) => {
+          const p = spawn("redis-cli", ["-h", hostname, "-p", port, "--latency", "--raw", "-i", "1"], { stdio: ["ignore", "pipe", "inherit"] });
+          let text = "";
+          p.stdout.on("data", (d: Buffer) => (text += d.toString()));
+          p.on("error", reject);
+          p.on("exit", () => resolve(text));
+        });
+        const hi = Number(out.trim().split(/\s+/)[1]);
+        if (!Number.isFinite(hi)) throw new Error(`redis-cli --latency printed ${JSON.stringify(out)}`);
+        worst = Math.max(worst, hi);
       }
     })();
     try {
@@ -267,11 +285,10 @@ describe("bounded work", () => {
       stop = true;
       await loop;
       await client.sendCommand(["CONFIG", "SET", "slowlog-log-slower-than", old[1]!]);
-      await pinger.close();
     }
     const slow = await client.sendCommand(["SLOWLOG", "GET", "10"]) as unknown[][];
+    console.log(`bounded work: worst redis-cli --latency ${worst} ms; SLOWLOG entries over 50 ms: ${slow.length}`);
     expect(slow.map((e) => e[3])).toEqual([]);
-    // Generous: the machine is shared; a script's own time is what SLOWLOG pins.
-    expect(worst).toBeLessThan(250);
+    expect(worst).toBeLessThanOrEqual(50);
   });
 });
