@@ -673,6 +673,9 @@ export class RedcheckSaver extends BaseCheckpointSaver {
    * config names (the latest when it names none) in steps of at most 250
    * ancestors (delta_history.lua), collecting each channel's writes until
    * the nearest ancestor holding a value for it, whose value is the seed.
+   * A checkpoint that does not exist has empty histories (as
+   * BaseCheckpointSaver's default walk answers); a thread deleted or
+   * replaced during the walk, a lost ancestor or a cycle is a DataLossError.
    */
   override async getDeltaChannelHistory(options: { config: RunnableConfig; channels: string[] }): Promise<Record<string, DeltaChannelHistory>> {
     const out: Record<string, DeltaChannelHistory> = {};
@@ -682,7 +685,10 @@ export class RedcheckSaver extends BaseCheckpointSaver {
     const ns = nsOf(options.config);
     validateAddress(thread, ns);
     const target0 = str(options.config.configurable?.checkpoint_id ?? "");
-    if (target0 !== "" && validateID(target0)) throw new NotFoundError(`checkpoint ${JSON.stringify(target0)}`);
+    if (target0 !== "" && validateID(target0)) {
+      for (const ch of channels) out[ch] = { writes: [] };
+      return out;
+    }
     await this.setup();
     const shard = this.layout.shard(thread);
     let open = [...new Set(channels)].sort(byteOrder);
@@ -699,7 +705,11 @@ export class RedcheckSaver extends BaseCheckpointSaver {
       } catch (e) {
         throw scriptError("delta channel history", e);
       }
-      if (res === null) throw new NotFoundError(`checkpoint ${JSON.stringify(target0)} of thread ${JSON.stringify(thread)}`);
+      if (res === null) {
+        // No such checkpoint (first step only): empty histories, as BaseCheckpointSaver's walk answers.
+        for (const ch of channels) out[ch] = { writes: [] };
+        return out;
+      }
       const r = arr(res);
       if (r.length !== 3 + open.length) throw new CorruptError(`delta history reply of ${r.length} entries for ${open.length} channels`);
       target = str(r[0]);

@@ -188,6 +188,8 @@ describe("multi-step operations", () => {
     expect(h.messages!.seed).toBeInstanceOf(DeltaSnapshot);
     expect(h.messages!.writes.map((w) => w[2])).toEqual(Array.from({ length: 599 }, (_, i) => `w${i}`));
     expect(h.missing).toEqual({ writes: [] });
+    const none = await s.getDeltaChannelHistory({ config: { configurable: { thread_id: "long", checkpoint_id: uuid6(-1) } }, channels: ["messages"] });
+    expect(none).toEqual({ messages: { writes: [] } });
   });
 
   it("deleteForRuns deletes the checkpoints of the runs only", async () => {
