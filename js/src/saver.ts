@@ -76,8 +76,12 @@ export interface RedcheckSaverOptions {
    * not in newVersions, and that has no stored value in its namespace:
    * "error" (the default, as the Go saver: InvalidCheckpointError, nothing
    * written) or "absent" (put is sent again, once per such channel, storing
-   * the channel's version as holding no value; only then, since put.lua
-   * refuses before its first write). See the README.
+   * the channel's version as holding no value: put.lua refuses before its
+   * first write, so nothing that ran is sent twice; but should another
+   * writer store a value for that very version of that namespace between
+   * the two calls, the second call replaces it with the empty marker).
+   * LangGraph.js's validation suite needs "absent" for one case. See the
+   * README.
    */
   missingValues?: "error" | "absent";
 }
