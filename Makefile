@@ -17,7 +17,7 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Where `make cover` writes its profile (outside the tree by default).
 COVERPROFILE ?= $(or $(TMPDIR),/tmp)/redcheck.coverprofile
 
-.PHONY: help demo test test-race test-floor soak test-short test-cluster test-js lint fuzz fuzz-ci bench bench-quick bench-go cover
+.PHONY: scale help demo test test-race test-floor soak test-short test-cluster test-js lint fuzz fuzz-ci bench bench-quick bench-go cover
 
 help: ## List the targets
 	@echo "usage: make TARGET [FUZZTIME=60s]"
@@ -26,9 +26,17 @@ help: ## List the targets
 demo: ## Run the quickstart example
 	$(GO) run ./examples/quickstart
 
-test: ## go vet, then all tests with the race detector (both tiers)
+# The tests that measure how long Redis is blocked (a PING loop and
+# SLOWLOG beside each bounded operation) run on their own after the rest,
+# one package at a time and without the race detector: other packages'
+# tests running beside them on a 2-core machine preempt redis-server for
+# tens of milliseconds and would be read as blocking.
+BLOCKING_TESTS := TestBoundedAtScale|TestBoundedWork
+
+test: ## go vet, then all tests with the race detector (both tiers), then the Redis-blocking measurements alone
 	$(GO) vet ./...
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -skip '$(BLOCKING_TESTS)' ./...
+	$(GO) test -count=1 -p 1 -run '$(BLOCKING_TESTS)' ./redissaver/ ./redisstore/
 
 # Without the race detector: the race run happens on the current toolchain
 # (make test); this one shows that the module builds, vets and passes on
@@ -36,7 +44,7 @@ test: ## go vet, then all tests with the race detector (both tiers)
 test-floor: ## go vet, then all tests (no race detector) on the floor toolchain FLOOR_GO
 	GOTOOLCHAIN=$(FLOOR_GO) $(GO) version
 	GOTOOLCHAIN=$(FLOOR_GO) $(GO) vet ./...
-	GOTOOLCHAIN=$(FLOOR_GO) $(GO) test -count=1 ./...
+	GOTOOLCHAIN=$(FLOOR_GO) $(GO) test -count=1 -skip '$(BLOCKING_TESTS)' ./...
 
 test-cluster: ## Redis Cluster tests (3+3 local cluster: kit, failover, ...), race detector
 	REDCHECK_CLUSTER=1 $(GO) test -race -count=1 -run Cluster ./...
@@ -55,6 +63,10 @@ test-js: ## TypeScript client (js/) and examples/langgraphjs: npm ci, build, vit
 
 test-race: ## Same as test: every test runs with the race detector
 	$(MAKE) --no-print-directory test
+
+scale: ## TestBoundedAtScale at 200,000 and 1,000,000 checkpoints per thread (not in CI; about 20 min)
+	REDCHECK_SCALE=200000 $(GO) test -count=1 -run TestBoundedAtScale -timeout 60m -v ./redissaver/
+	REDCHECK_SCALE=1000000 $(GO) test -count=1 -run TestBoundedAtScale -timeout 120m -v ./redissaver/
 
 soak: ## 10-minute soak on a dedicated redis-server: Redis memory and goroutines must stay flat (not in CI)
 	REDCHECK_SOAK=$(or $(SOAK),10m) $(GO) test -count=1 -run TestSoak -timeout 30m -v ./redissaver/

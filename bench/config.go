@@ -14,6 +14,7 @@ import (
 // config is the harness's flags.
 type config struct {
 	quick       bool
+	readme      bool
 	redisURL    string
 	threads     int
 	steps       int
@@ -63,7 +64,8 @@ func parseConfig(args []string) (config, error) {
 	fs.StringVar(&sizes, "state-sizes", "1KB,16KB,128KB,1MB", "state size sweep (Put and latest GetTuple at concurrency 1)")
 	fs.StringVar(&hist, "history", "10,100,1000,10000", "history sweep: checkpoints in one thread (add 100000 for the full sweep, ~1 min more)")
 	fs.IntVar(&c.deltaSteps, "delta-steps", 1000, "length of the chain DeltaChannelHistory walks")
-	fs.StringVar(&c.out, "out", "bench/results", "directory for latest.json and latency.svg")
+	fs.StringVar(&c.out, "out", defaultOut, "directory for latest.json and latency.svg (when it is "+defaultOut+", the run also rewrites the generated block of "+readmePath+")")
+	fs.BoolVar(&c.readme, "readme", false, "measure nothing: rewrite the generated block of "+readmePath+" from OUT/latest.json")
 	fs.BoolVar(&c.peers, "peers", true, "run the Node peers in bench/peers/js when node is installed")
 	fs.StringVar(&peerConc, "peer-concurrency", "1,64", "concurrency levels of the peers' Put, PutWrites and GetTuple")
 	fs.IntVar(&c.peerHistory, "peer-history-max", 1000, "largest history point the peers are run at")

@@ -23,6 +23,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"slices"
@@ -50,6 +51,7 @@ type harness struct {
 	fixture    *fixture
 	memory     memoryResult
 	stateBytes map[string]int
+	calibs     []calibration
 	rows       []Row
 	errs       []error
 	log        io.Writer
@@ -64,6 +66,13 @@ func main() {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(2)
+	}
+	if cfg.readme {
+		if err := readmeFromResults(cfg.out); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -178,13 +187,10 @@ func run(ctx context.Context, cfg config, stdout, log io.Writer) error {
 		"client": "one go-redis v9 client per implementation, PoolSize = the largest concurrency, RESP3; the limit has its own, identical client",
 	}
 	hdr.RatioToLimit = ratioDefin
+	hdr.RatioToFloor = floorDefin
 	hdr.Metrics = metricDocs
 	hdr.Memory = h.memory
-	for _, r := range rows {
-		if r.Sent.Valid() || r.Recv.Valid() {
-			hdr.Bytes = append(hdr.Bytes, bytesSplit{r.Impl, r.Op, r.Concurrency, r.Sent, r.Recv})
-		}
-	}
+	hdr.Floors = h.calibs
 	hdr.Peers = peerInfo{Versions: peers.versions, Ran: peers.ran, Skipped: peers.skipped}
 	hdr.Targets = evaluateTargets(rows, h.memory, peers.skipped)
 	hdr.Notes = append(hdr.Notes, peers.notes...)
@@ -196,7 +202,7 @@ func run(ctx context.Context, cfg config, stdout, log io.Writer) error {
 		hdr.Machine.CPU, hdr.Machine.Cores, hdr.Machine.Go, hdr.Redis.Version, serverNote, hdr.Date,
 		hdr.Machine.LoadAvgStart, hdr.Machine.LoadAvgEnd, hdr.DurationS)
 	printTable(stdout, rows)
-	fmt.Fprintf(stdout, "\n×limit: %s\n", ratioDefin)
+	fmt.Fprintf(stdout, "\n×limit: %s\n×floor: %s\n", ratioDefin, floorDefin)
 	m := h.memory
 	fmt.Fprintf(stdout, "\nmemory: %.0f B of used_memory per checkpoint (%d checkpoints; used_memory_dataset %.0f B each); values written per step %.0f B (changed channels %.0f + pending writes %.0f); state at step 50: %d B\n",
 		m.PerCheckpoint, m.Checkpoints, m.DatasetPerCkpt, m.ChangedBytes+m.WriteBytes, m.ChangedBytes, m.WriteBytes, m.StateBytesAtS50)
@@ -229,10 +235,47 @@ func run(ctx context.Context, cfg config, stdout, log io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "\nwrote %s and %s\n", jsonPath, svgPath)
+	if filepath.Clean(cfg.out) == filepath.Clean(defaultOut) {
+		// From the file, as -readme does: the figures rounded as stored.
+		if err := readmeFromResults(cfg.out); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "rewrote the generated block of %s\n", readmePath)
+	}
 	if len(h.errs) > 0 {
 		return fmt.Errorf("%d passes failed (see the notes)", len(h.errs))
 	}
 	return nil
+}
+
+// runGroup runs passes as one group: every pass's warmup; a calibration
+// of each redcheck pass (its bytes and script calls, see calibrate) and
+// its same-bytes floor passes; then all of them in interleaved rounds, so
+// that the floor is measured on the same server, client and concurrency
+// as the operation, under the same load. Every pass also reads its server
+// time. It records the rows.
+func (h *harness) runGroup(ctx context.Context, rounds int, ps ...*pass) {
+	for _, p := range ps {
+		p.stats = h.ctl
+		p.warm(ctx)
+	}
+	all := slices.Clone(ps)
+	for _, p := range ps {
+		if p.impl != implOurs || p.err != nil {
+			continue
+		}
+		cal, err := calibrate(ctx, p, min(100, p.maxOps), h.cfg.budget)
+		if err != nil {
+			p.err = err
+			continue
+		}
+		all = append(all, h.floorPasses(ctx, p, &cal)...)
+		h.calibs = append(h.calibs, cal)
+	}
+	interleave(ctx, rounds, all...)
+	for _, p := range all {
+		h.add(p.row())
+	}
 }
 
 // add records a measured row, or the error of its pass.

@@ -7,6 +7,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/graphstate/redcheck/internal/redisserver"
+	"github.com/redis/go-redis/v9"
 )
 
 // pass is one measurement: conc goroutines run do until maxOps operations
@@ -21,6 +24,9 @@ type pass struct {
 	warmup   int
 	budget   time.Duration
 	meter    *meter // the client's meter; nil for none
+	// stats, when set, is read for INFO commandstats before and after each
+	// chunk: the server time of the commands the meter saw sent.
+	stats *redis.Client
 	// do runs operation number i (0-based over warmup and measurement
 	// together) on goroutine w.
 	do func(ctx context.Context, w, i int) error
@@ -37,6 +43,12 @@ type sample struct {
 	elapsed time.Duration
 	use     usage
 	mallocs uint64
+	// serverUS is the server time of the measured operations (µs),
+	// serverCPU the CPU time of Redis's main thread meanwhile (µs);
+	// serverOK is false when a chunk could not read them.
+	serverUS  float64
+	serverCPU float64
+	serverOK  bool
 }
 
 // measure runs p whole and returns its row.
@@ -87,6 +99,14 @@ func (p *pass) chunk(ctx context.Context, ops int, budget time.Duration) {
 		return
 	}
 	runtime.GC()
+	var st0 map[string]redisserver.CommandStat
+	var sterr error
+	var cpu0 float64
+	if p.stats != nil && p.meter != nil {
+		st0, sterr = redisserver.CommandStats(p.stats)
+		cpu0 = redisserver.MainThreadCPU(p.stats)
+		p.meter.takeNames()
+	}
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
 	u0 := p.meter.load()
@@ -98,6 +118,17 @@ func (p *pass) chunk(ctx context.Context, ops int, budget time.Duration) {
 	if err != nil {
 		p.err = err
 		return
+	}
+	if first := len(p.acc.lats) == 0; p.stats != nil && p.meter != nil {
+		names := p.meter.takeNames()
+		cpu1 := redisserver.MainThreadCPU(p.stats)
+		st1, err := redisserver.CommandStats(p.stats)
+		ok := sterr == nil && err == nil && cpu0 > 0 && cpu1 > 0
+		if ok {
+			p.acc.serverUS += serverTime(st0, st1, names)
+			p.acc.serverCPU += (cpu1 - cpu0) * 1e6
+		}
+		p.acc.serverOK = ok && (first || p.acc.serverOK)
 	}
 	p.next += len(lats)
 	u := u1.minus(u0)
@@ -137,6 +168,10 @@ func (p *pass) row() (Row, error) {
 	row.OpsPerS = Num(float64(n) / a.elapsed.Seconds())
 	row.P50us, row.P99us = latencyStats(a.lats)
 	row.AllocsPerOp = Num(float64(a.mallocs) / float64(n))
+	if a.serverOK {
+		row.ServerUS = Num(a.serverUS / float64(n))
+		row.ServerCPUus = Num(a.serverCPU / float64(n))
+	}
 	if p.meter != nil {
 		row.RoundTrips = Num(float64(a.use.trips) / float64(n))
 		row.Sent = Num(float64(a.use.sent) / float64(n))
@@ -144,6 +179,17 @@ func (p *pass) row() (Row, error) {
 		row.BytesPerOp = row.Sent + row.Recv
 	}
 	return row, nil
+}
+
+// serverTime returns the microseconds Redis spent in the commands of names
+// between two readings of INFO commandstats. Only the commands the client
+// sent count: those a script runs are inside the script's time already.
+func serverTime(before, after map[string]redisserver.CommandStat, names map[string]struct{}) float64 {
+	var us int64
+	for name := range names {
+		us += after[name].Usecs - before[name].Usecs
+	}
+	return float64(us)
 }
 
 // runWorkers runs do for the operation numbers from..from+count-1 on conc

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"net"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -18,6 +19,39 @@ import (
 // allocation per command and show in the harness's allocs per op.
 type meter struct {
 	sent, recv, trips atomic.Int64
+
+	// names are the commands the client sent (lowercase, as go-redis names
+	// them) since the last takeNames: the commands whose server time
+	// (INFO commandstats) a pass is charged. Commands a script runs are
+	// counted by Redis under their own names too; only the top-level ones
+	// are the client's.
+	mu    sync.Mutex
+	names map[string]struct{}
+}
+
+// sentName records that the client sent a command called name.
+func (m *meter) sentName(name string) {
+	m.mu.Lock()
+	if m.names == nil {
+		m.names = map[string]struct{}{}
+	}
+	if _, ok := m.names[name]; !ok {
+		m.names[name] = struct{}{}
+	}
+	m.mu.Unlock()
+}
+
+// takeNames returns the names recorded since the last call, and forgets
+// them.
+func (m *meter) takeNames() map[string]struct{} {
+	if m == nil {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := m.names
+	m.names = nil
+	return n
 }
 
 // usage is a snapshot of a meter.
@@ -91,6 +125,10 @@ func (h tripHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		if !isSetup(cmd) {
 			h.m.trips.Add(1)
+			h.m.sentName(cmd.Name())
+			if c, ok := ctx.Value(captureKey{}).(*capture); ok {
+				c.add([]redis.Cmder{cmd}, false)
+			}
 		}
 		return next(ctx, cmd)
 	}
@@ -100,6 +138,12 @@ func (h tripHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proc
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		if len(cmds) > 0 && !isSetup(cmds[0]) {
 			h.m.trips.Add(1)
+			for _, cmd := range cmds {
+				h.m.sentName(cmd.Name())
+			}
+			if c, ok := ctx.Value(captureKey{}).(*capture); ok {
+				c.add(cmds, true)
+			}
 		}
 		return next(ctx, cmds)
 	}

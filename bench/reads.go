@@ -122,9 +122,7 @@ func (h *harness) deltaPasses(ctx context.Context, n int) error {
 			}
 			return err
 		}}
-	interleave(ctx, h.cfg.rounds, delta, walk)
-	h.add(delta.row())
-	h.add(walk.row())
+	h.runGroup(ctx, h.cfg.rounds, delta, walk)
 	return nil
 }
 

@@ -21,9 +21,10 @@ type header struct {
 	Command      string            `json:"command"`
 	Workload     map[string]any    `json:"workload"`
 	RatioToLimit string            `json:"ratio_to_limit"`
+	RatioToFloor string            `json:"ratio_to_floor"`
 	Metrics      map[string]string `json:"metrics"`
 	Memory       memoryResult      `json:"memory"`
-	Bytes        []bytesSplit      `json:"bytes_sent_received"`
+	Floors       []calibration     `json:"floors"`
 	Peers        peerInfo          `json:"peers"`
 	Targets      []target          `json:"targets"`
 	Notes        []string          `json:"notes"`
@@ -43,15 +44,6 @@ type redisInfo struct {
 	Server  string `json:"server"`
 }
 
-// bytesSplit is a row's bytes per operation by direction.
-type bytesSplit struct {
-	Impl        string `json:"impl"`
-	Op          string `json:"op"`
-	Concurrency int    `json:"concurrency"`
-	Sent        Num    `json:"sent_per_op"`
-	Recv        Num    `json:"received_per_op"`
-}
-
 type peerInfo struct {
 	Versions map[string]string `json:"versions"`
 	Ran      []string          `json:"ran"`
@@ -66,24 +58,28 @@ type peerSkip struct {
 
 // metricDocs says how every number of a row is measured.
 var metricDocs = map[string]string{
-	"ops_per_s":         "operations completed / wall time of the measured pass (all goroutines together)",
-	"p50_us":            "nearest-rank median of per-operation latency (time.Now around each call, pool wait included)",
-	"p99_us":            "nearest-rank 99th percentile of the same",
-	"roundtrips_per_op": "go-redis hook: one per command sent alone, one per pipeline; connection setup (HELLO, CLIENT SETINFO) not counted. Peers: pg queries; null for in-process savers",
-	"bytes_per_op":      "bytes written + read on the client's net.Conn (a counting wrapper installed through redis.Options.Dialer); the split is in bytes_sent_received. Peers: pg socket bytes; null for in-process savers",
-	"allocs_per_op":     "runtime.MemStats.Mallocs delta over the pass / operations: the whole process, go-redis and the harness's own metadata map and ID included (about 5 per Put). null for Node peers",
-	"ratio_to_limit":    ratioDefin,
-	"memory":            "see memory.method",
+	"ops_per_s":            "operations completed / wall time of the measured pass (all goroutines together)",
+	"p50_us":               "nearest-rank median of per-operation latency (time.Now around each call, pool wait included)",
+	"p99_us":               "nearest-rank 99th percentile of the same",
+	"roundtrips_per_op":    "go-redis hook: one per command sent alone, one per pipeline; connection setup (HELLO, CLIENT SETINFO) not counted. Peers: pg queries; null for in-process savers",
+	"bytes_per_op":         "bytes written + read on the client's net.Conn (a counting wrapper installed through redis.Options.Dialer) = sent_per_op + received_per_op. Peers: pg socket bytes; null for in-process savers",
+	"server_us_per_op":     "INFO commandstats usec, read before and after each chunk of the pass, summed over the commands the client sent in it (not those a script ran: they are inside the script's time), / operations. Redis's own clock: not inflated by the client's CPU, but wall time (it runs on while other processes hold the CPU), and it excludes reading and parsing the request and writing the reply",
+	"server_cpu_us_per_op": "INFO cpu used_cpu_user_main_thread + used_cpu_sys_main_thread, read before and after each chunk, / operations: all of Redis's main-thread work (request parsing and reply writing included, plus its ~10 Hz background cron), and CPU time, which other processes taking the CPU from Redis inflate far less than wall time",
+	"floor_p50_us":         "p50 of the row's same-bytes floor (see ratio_to_floor); redcheck rows only",
+	"allocs_per_op":        "runtime.MemStats.Mallocs delta over the pass / operations: the whole process, go-redis and the harness's own metadata map and ID included (about 5 per Put). null for Node peers",
+	"ratio_to_limit":       ratioDefin,
+	"ratio_to_floor":       floorDefin,
+	"memory":               "see memory.method",
 }
 
 // printTable writes rows as an aligned table.
 func printTable(w io.Writer, rows []Row) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "impl\top\tc\tn\tops/s\tp50 µs\tp99 µs\trt/op\tsent B/op\trecv B/op\tallocs/op\t×limit\t")
+	fmt.Fprintln(tw, "impl\top\tc\tn\tops/s\tp50 µs\tp99 µs\tserver µs\tsrv cpu µs\trt/op\tsent B/op\trecv B/op\tallocs/op\t×limit\t×floor\t")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Impl, r.Op, r.Concurrency, r.N,
-			fmtNum(r.OpsPerS, 0), fmtNum(r.P50us, 1), fmtNum(r.P99us, 1), fmtNum(r.RoundTrips, 2),
-			fmtNum(r.Sent, 0), fmtNum(r.Recv, 0), fmtNum(r.AllocsPerOp, 0), fmtNum(r.RatioToLimit, 2))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Impl, r.Op, r.Concurrency, r.N,
+			fmtNum(r.OpsPerS, 0), fmtNum(r.P50us, 1), fmtNum(r.P99us, 1), fmtNum(r.ServerUS, 1), fmtNum(r.ServerCPUus, 1), fmtNum(r.RoundTrips, 2),
+			fmtNum(r.Sent, 0), fmtNum(r.Recv, 0), fmtNum(r.AllocsPerOp, 0), fmtNum(r.RatioToLimit, 2), fmtNum(r.RatioToFloor, 2))
 	}
 	_ = tw.Flush()
 }

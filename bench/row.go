@@ -41,9 +41,8 @@ func (n *Num) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Row is one measured operation, in the format of issue 6. The JSON keys are
-// exactly the issue's; what does not fit them (bytes sent and received
-// apart) is kept beside them, out of the JSON row, and written to the header.
+// Row is one measured operation: the keys of issue 6, and those issue 14
+// added (bytes by direction, server time, the same-bytes floor).
 type Row struct {
 	Impl         string `json:"impl"`
 	Op           string `json:"op"`
@@ -58,15 +57,27 @@ type Row struct {
 	RatioToLimit Num    `json:"ratio_to_limit"`
 
 	// Sent and Recv split BytesPerOp (= Sent + Recv) by direction.
-	Sent Num `json:"-"`
-	Recv Num `json:"-"`
+	Sent Num `json:"sent_per_op"`
+	Recv Num `json:"received_per_op"`
+	// ServerUS is the time Redis spent per operation in the commands the
+	// client sent (INFO commandstats, wall time on Redis's clock).
+	ServerUS Num `json:"server_us_per_op"`
+	// ServerCPUus is the CPU time of Redis's main thread per operation
+	// (INFO cpu): all its work, reading requests and writing replies
+	// included, in CPU time: other processes taking the CPU from Redis
+	// inflate it far less than ServerUS.
+	ServerCPUus Num `json:"server_cpu_us_per_op"`
+	// FloorP50us and RatioToFloor compare a redcheck row with its
+	// same-bytes floor (see floorDefin).
+	FloorP50us   Num `json:"floor_p50_us"`
+	RatioToFloor Num `json:"ratio_to_floor"`
 }
 
 // newRow returns a row with every number unmeasured.
 func newRow(impl, op string, concurrency int) Row {
 	return Row{Impl: impl, Op: op, Concurrency: concurrency,
 		OpsPerS: NA, P50us: NA, P99us: NA, RoundTrips: NA, BytesPerOp: NA,
-		AllocsPerOp: NA, RatioToLimit: NA, Sent: NA, Recv: NA}
+		AllocsPerOp: NA, RatioToLimit: NA, Sent: NA, Recv: NA, ServerUS: NA, ServerCPUus: NA, FloorP50us: NA, RatioToFloor: NA}
 }
 
 // percentile returns the p-th percentile (0 < p <= 100) of sorted by the
@@ -101,29 +112,56 @@ const (
 )
 
 // fillRatios sets RatioToLimit on every row from the limit's EVALSHA row of
-// the same concurrency; rows without one keep NA.
+// the same concurrency, and the floor of every redcheck row from its floor
+// rows (SET:<op> and GET:<op>, same concurrency); rows without one keep NA.
 func fillRatios(rows []Row) {
 	limit := map[int]Row{}
+	floors := map[string]Row{}
 	for _, r := range rows {
 		if r.Impl == implLimit && r.Op == opEvalSha {
 			limit[r.Concurrency] = r
 		}
+		if r.Impl == implFloor {
+			floors[r.Op+"@"+strconv.Itoa(r.Concurrency)] = r
+		}
 	}
 	for i := range rows {
 		r := &rows[i]
-		l, ok := limit[r.Concurrency]
 		r.RatioToLimit = NA
-		if !ok {
+		if l, ok := limit[r.Concurrency]; ok {
+			r.RatioToLimit = ratio(*r, l, r.Concurrency)
+		}
+		r.FloorP50us, r.RatioToFloor = NA, NA
+		if r.Impl != implOurs {
 			continue
 		}
-		if r.Concurrency == 1 {
-			if r.P50us.Valid() && l.P50us.Valid() && l.P50us > 0 {
-				r.RatioToLimit = r.P50us / l.P50us
-			}
+		at := "@" + strconv.Itoa(r.Concurrency)
+		set, okS := floors[floorSet+r.Op+at]
+		get, okG := floors[floorGet+r.Op+at]
+		if !okS || !okG {
 			continue
 		}
-		if r.OpsPerS.Valid() && l.OpsPerS.Valid() && r.OpsPerS > 0 {
-			r.RatioToLimit = l.OpsPerS / r.OpsPerS
+		// The dearer of the two: the slower p50, the lower throughput.
+		f := set
+		if r.Concurrency == 1 && get.P50us > set.P50us || r.Concurrency > 1 && get.OpsPerS < set.OpsPerS {
+			f = get
 		}
+		r.FloorP50us = f.P50us
+		r.RatioToFloor = ratio(*r, f, r.Concurrency)
 	}
+}
+
+// ratio reads "times the cost of base": at concurrency 1 the p50 of r over
+// base's, higher up base's ops/s over r's. NA when either is missing.
+func ratio(r, base Row, conc int) Num {
+	if conc == 1 {
+		if r.P50us.Valid() && base.P50us.Valid() && base.P50us > 0 {
+			return r.P50us / base.P50us
+		}
+		return NA
+	}
+	if r.OpsPerS.Valid() && base.OpsPerS.Valid() && r.OpsPerS > 0 && base.OpsPerS > 0 {
+		return base.OpsPerS / r.OpsPerS
+	}
+	return NA
 }

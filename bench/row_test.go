@@ -78,8 +78,8 @@ func TestNumJSON(t *testing.T) {
 	}
 }
 
-// TestRowJSONKeys pins the row format of issue 6: exactly these keys, in
-// this order, nothing else.
+// TestRowJSONKeys pins the row format: the keys of issue 6, then those of
+// issue 14, in this order, nothing else.
 func TestRowJSONKeys(t *testing.T) {
 	r := newRow("redcheck", "Put", 1)
 	r.N, r.OpsPerS, r.P50us, r.Sent, r.Recv = 10, 1000, 50, 100, 5
@@ -88,7 +88,8 @@ func TestRowJSONKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `{"impl":"redcheck","op":"Put","concurrency":1,"n":10,"ops_per_s":1000,"p50_us":50,"p99_us":null,` +
-		`"roundtrips_per_op":null,"bytes_per_op":null,"allocs_per_op":null,"ratio_to_limit":null}`
+		`"roundtrips_per_op":null,"bytes_per_op":null,"allocs_per_op":null,"ratio_to_limit":null,` +
+		`"sent_per_op":100,"received_per_op":5,"server_us_per_op":null,"server_cpu_us_per_op":null,"floor_p50_us":null,"ratio_to_floor":null}`
 	if string(b) != want {
 		t.Errorf("row JSON\n got %s\nwant %s", b, want)
 	}
@@ -104,16 +105,28 @@ func TestFillRatios(t *testing.T) {
 		mk(implLimit, opEvalSha, 1, 40000, 25),
 		mk(implLimit, opHGetAll, 1, 45000, 20),
 		mk(implOurs, "Put", 1, 5000, 100),
+		mk(implFloor, floorSet+"Put", 1, 20000, 50), // the dearer at 1
+		mk(implFloor, floorGet+"Put", 1, 30000, 30),
 		mk(implLimit, opEvalSha, 64, 80000, 800),
 		mk(implOurs, "Put", 64, 20000, 3000),
-		mk("peer", "Put", 16, 100, 1000), // no limit at 16
+		mk(implFloor, floorSet+"Put", 64, 60000, 1000),
+		mk(implFloor, floorGet+"Put", 64, 50000, 1000), // the lower throughput at 64
+		mk("peer", "Put", 16, 100, 1000),               // no limit at 16
 		mk(implOurs, "GetTuple.latest", 1, 0, NA),
+		mk(implOurs, "List.page10", 1, 100, 80), // no floor rows
 	}
 	fillRatios(rows)
-	want := []Num{1, 0.8, 4, 1, 4, NA, NA}
+	type want struct{ limit, floorP50, floor Num }
+	wants := []want{{1, NA, NA}, {0.8, NA, NA}, {4, 50, 2}, {2, NA, NA}, {1.2, NA, NA},
+		{1, NA, NA}, {4, 1000, 2.5}, {1.333333333, NA, NA}, {1.6, NA, NA}, {NA, NA, NA}, {NA, NA, NA}, {3.2, NA, NA}}
+	eq := func(a, b Num) bool {
+		return a.Valid() == b.Valid() && (!b.Valid() || math.Abs(float64(a-b)) < 1e-6)
+	}
 	for i, r := range rows {
-		if r.RatioToLimit.Valid() != want[i].Valid() || (want[i].Valid() && math.Abs(float64(r.RatioToLimit-want[i])) > 1e-9) {
-			t.Errorf("%s %s c=%d: ratio %v, want %v", r.Impl, r.Op, r.Concurrency, r.RatioToLimit, want[i])
+		w := wants[i]
+		if !eq(r.RatioToLimit, w.limit) || !eq(r.FloorP50us, w.floorP50) || !eq(r.RatioToFloor, w.floor) {
+			t.Errorf("%s %s c=%d: ×limit %v, floor p50 %v, ×floor %v; want %v, %v, %v", r.Impl, r.Op, r.Concurrency,
+				r.RatioToLimit, r.FloorP50us, r.RatioToFloor, w.limit, w.floorP50, w.floor)
 		}
 	}
 }

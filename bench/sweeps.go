@@ -36,10 +36,7 @@ func (h *harness) concurrencyLevel(ctx context.Context, conc int) error {
 	if conc == 1 {
 		ps = append(ps, h.readPass("List.full", conc, min(h.cfg.ops, 1000)), h.readPass("List.page10", conc, h.cfg.ops))
 	}
-	interleave(ctx, h.cfg.rounds, ps...)
-	for _, p := range ps {
-		h.add(p.row())
-	}
+	h.runGroup(ctx, h.cfg.rounds, ps...)
 	return nil
 }
 
@@ -71,9 +68,7 @@ func (h *harness) stateSweep(ctx context.Context) error {
 				_, err := s.GetTuple(ctx, checkpoint.Config{ThreadID: wr.cps[len(wr.cps)-1].cfg.ThreadID})
 				return err
 			}}
-		interleave(ctx, h.cfg.rounds, put, get)
-		h.add(put.row())
-		h.add(get.row())
+		h.runGroup(ctx, h.cfg.rounds, put, get)
 		for _, th := range ws[0].threads {
 			if err := s.DeleteThread(ctx, th); err != nil {
 				return err
@@ -119,10 +114,7 @@ func (h *harness) historySweep(ctx context.Context) error {
 	}
 	// Flatness compares points with each other: finer interleaving, so
 	// that a burst of load from elsewhere lands on every point alike.
-	interleave(ctx, 3*h.cfg.rounds, ps...)
-	for _, p := range ps {
-		h.add(p.row())
-	}
+	h.runGroup(ctx, 3*h.cfg.rounds, ps...)
 	return nil
 }
 

@@ -9,22 +9,59 @@ import (
 	"strings"
 )
 
-// target is one target of issue 6 evaluated against the measured rows.
+// target is one target of issue 14 (and the flatness of issue 6)
+// evaluated against the measured rows.
 type target struct {
 	Name     string `json:"name"`
 	Goal     string `json:"goal"`
 	Measured string `json:"measured"`
-	// Status is "pass", "miss" or "not measured".
+	// Status is "met", "missed", "not measured", or "reported" (a figure
+	// the issue asks to show beside a target, not judged).
 	Status string `json:"status"`
-	// By says by how much the goal is missed or met.
+	// Value is the measured figure in the goal's terms (a ratio, µs,
+	// allocations, bytes, ops/s) and Limit the goal's bound on it.
+	Value Num `json:"value"`
+	Limit Num `json:"limit"`
+	// Margin is how far Value is inside the bound, as a fraction of it:
+	// positive when met (0.2: 20% headroom), negative when missed (-0.5:
+	// 50% over a maximum, or 50% short of a minimum).
+	Margin Num `json:"margin"`
+	// By says the margin in words.
 	By string `json:"by"`
 }
 
 const (
-	statusPass = "pass"
-	statusMiss = "miss"
-	statusNA   = "not measured"
+	statusMet      = "met"
+	statusMissed   = "missed"
+	statusNA       = "not measured"
+	statusReported = "reported"
 )
+
+// atMost and atLeast judge t's Value against a maximum or a minimum, and
+// set Limit, Margin, Status and By (unit follows the numbers in By).
+func (t *target) atMost(value, limit float64, unit string) {
+	t.Value, t.Limit = Num(value), Num(limit)
+	t.Margin = Num((limit - value) / limit)
+	if value <= limit {
+		t.Status, t.By = statusMet, fmt.Sprintf("met: %s%s against ≤ %s%s, %s headroom", num(value), unit, num(limit), unit, pct(float64(t.Margin)))
+		return
+	}
+	t.Status, t.By = statusMissed, fmt.Sprintf("missed: %s%s against ≤ %s%s, %s over", num(value), unit, num(limit), unit, pct(-float64(t.Margin)))
+}
+
+func (t *target) atLeast(value, limit float64, unit string) {
+	t.Value, t.Limit = Num(value), Num(limit)
+	t.Margin = Num((value - limit) / limit)
+	if value >= limit {
+		t.Status, t.By = statusMet, fmt.Sprintf("met: %s%s against ≥ %s%s, %s to spare", num(value), unit, num(limit), unit, pct(float64(t.Margin)))
+		return
+	}
+	t.Status, t.By = statusMissed, fmt.Sprintf("missed: %s%s against ≥ %s%s, %s short (needs %.2f× more)", num(value), unit, num(limit), unit, pct(-float64(t.Margin)), limit/value)
+}
+
+func newTarget(name, goal string) target {
+	return target{Name: name, Goal: goal, Status: statusNA, Value: NA, Limit: NA, Margin: NA}
+}
 
 // findRow returns the row of impl, op and concurrency.
 func findRow(rows []Row, impl, op string, conc int) (Row, bool) {
@@ -38,104 +75,166 @@ func findRow(rows []Row, impl, op string, conc int) (Row, bool) {
 
 func pct(x float64) string { return strconv.FormatFloat(x*100, 'f', 0, 64) + "%" }
 
-// evaluateTargets evaluates every target of issue 6. skipped lists the peers
-// that could not run.
+// num formats x with 3 significant digits at most, and no decimals past
+// 100.
+func num(x float64) string {
+	switch a := math.Abs(x); {
+	case a >= 100:
+		return strconv.FormatFloat(x, 'f', 0, 64)
+	case a >= 10:
+		return strconv.FormatFloat(x, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(x, 'f', 2, 64)
+}
+
+// Targets of issue 14 at concurrency 1 (agent workload).
+var (
+	floorTargetOps = []string{"Put", "GetTuple.latest", "GetTuple.byid", "List.page10"}
+	serverTargets  = []struct {
+		op string
+		us float64
+	}{{"Put", 30}, {"GetTuple.latest", 20}, {"GetTuple.byid", 20}, {"PutWrites", 15}}
+	allocTargets = []struct {
+		op string
+		n  float64
+	}{{"GetTuple.latest", 300}, {"List.page10", 2000}}
+)
+
+// evaluateTargets evaluates every target of issue 14, and the flatness of
+// issue 6. skipped lists the peers that could not run.
 func evaluateTargets(rows []Row, mem memoryResult, skipped []peerSkip) []target {
 	var out []target
-	limit1, haveLimit1 := findRow(rows, implLimit, opEvalSha, 1)
 
-	// 1. Latency at concurrency 1 against the limit.
-	for _, op := range []string{"Put", "PutWrites", "GetTuple.latest", "GetTuple.byid"} {
-		t := target{Name: op + " p50 at concurrency 1", Goal: "≤ 1.5 × the limit's EVALSHA p50", Status: statusNA}
-		r, ok := findRow(rows, implOurs, op, 1)
-		if ok && haveLimit1 && r.P50us.Valid() && limit1.P50us > 0 {
-			ratio := float64(r.P50us / limit1.P50us)
-			t.Measured = fmt.Sprintf("%.1f µs vs EVALSHA %.1f µs: %.2f×", r.P50us, limit1.P50us, ratio)
-			t.Status, t.By = judge(ratio <= 1.5, fmt.Sprintf("%.2f× over the 1.5× goal (%.1f µs too slow)", ratio/1.5, float64(r.P50us)-1.5*float64(limit1.P50us)),
-				fmt.Sprintf("%s headroom", pct(1-ratio/1.5)))
+	// 1. p50 against the same-bytes floor.
+	for _, op := range floorTargetOps {
+		t := newTarget(op+" p50 vs its same-bytes floor", "p50 ≤ 1.5 × the dearer of SET:"+op+" and GET:"+op+" p50 (concurrency 1)")
+		if r, ok := findRow(rows, implOurs, op, 1); ok && r.RatioToFloor.Valid() {
+			set, _ := findRow(rows, implFloor, floorSet+op, 1)
+			get, _ := findRow(rows, implFloor, floorGet+op, 1)
+			t.Measured = fmt.Sprintf("%s µs vs floor %s µs (SET of %s B %s µs, GET of %s B %s µs): %.2f×",
+				num(float64(r.P50us)), num(float64(r.FloorP50us)), count(set.Sent), num(float64(set.P50us)),
+				count(get.Recv), num(float64(get.P50us)), r.RatioToFloor)
+			t.atMost(float64(r.RatioToFloor), 1.5, "×")
 		}
 		out = append(out, t)
 	}
 
-	// 2. Put throughput at 64 goroutines.
+	// 2. PutWrites against the no-op script with its arguments.
 	{
-		t := target{Name: "Put throughput at 64 goroutines", Goal: "≥ 0.5 × the limit's EVALSHA throughput at 64", Status: statusNA}
+		t := newTarget("PutWrites p50 vs EVALSHA", "p50 ≤ 1.5 × a no-op EVALSHA with PutWrites's own arguments (concurrency 1)")
+		r, ok1 := findRow(rows, implOurs, "PutWrites", 1)
+		e, ok2 := findRow(rows, implFloor, floorEvalSha+"PutWrites", 1)
+		if ok1 && ok2 && r.P50us.Valid() && e.P50us > 0 {
+			x := float64(r.P50us / e.P50us)
+			t.Measured = fmt.Sprintf("%s µs vs EVALSHA with its arguments %s µs: %.2f×", num(float64(r.P50us)), num(float64(e.P50us)), x)
+			if l, ok := findRow(rows, implLimit, opEvalSha, 1); ok && l.P50us > 0 {
+				t.Measured += fmt.Sprintf(" (%.2f× EVALSHA return 1 without arguments, %s µs)", float64(r.P50us/l.P50us), num(float64(l.P50us)))
+			}
+			t.atMost(x, 1.5, "×")
+		}
+		out = append(out, t)
+	}
+
+	// 3. Server time.
+	for _, st := range serverTargets {
+		t := newTarget(st.op+" server time", fmt.Sprintf("≤ %.0f µs of Redis time per operation (INFO commandstats, concurrency 1)", st.us))
+		if r, ok := findRow(rows, implOurs, st.op, 1); ok && r.ServerUS.Valid() {
+			t.Measured = fmt.Sprintf("%s µs; main-thread CPU %s µs", num(float64(r.ServerUS)), num(float64(r.ServerCPUus)))
+			if e, ok := findRow(rows, implFloor, floorEvalSha+st.op, 1); ok && e.ServerUS.Valid() {
+				t.Measured += fmt.Sprintf(" (a no-op script with its arguments: %s µs)", num(float64(e.ServerUS)))
+			}
+			t.atMost(float64(r.ServerUS), st.us, " µs")
+		}
+		out = append(out, t)
+	}
+
+	// 4. Put throughput at 64 against SET of the same bytes at 64.
+	{
+		t := newTarget("Put throughput at 64 callers", "≥ 0.5 × the throughput of SET of the same bytes at 64")
 		r, ok1 := findRow(rows, implOurs, "Put", 64)
-		l, ok2 := findRow(rows, implLimit, opEvalSha, 64)
-		if ok1 && ok2 && r.OpsPerS.Valid() && l.OpsPerS > 0 {
-			frac := float64(r.OpsPerS / l.OpsPerS)
-			t.Measured = fmt.Sprintf("%.0f ops/s vs EVALSHA %.0f ops/s: %.2f of it", r.OpsPerS, l.OpsPerS, frac)
-			t.Status, t.By = judge(frac >= 0.5, fmt.Sprintf("needs %.1f× more throughput (short by %.0f ops/s)", 0.5/frac, 0.5*float64(l.OpsPerS)-float64(r.OpsPerS)),
-				fmt.Sprintf("%.2f× the goal", frac/0.5))
+		s, ok2 := findRow(rows, implFloor, floorSet+"Put", 64)
+		if ok1 && ok2 && r.OpsPerS.Valid() && s.OpsPerS > 0 {
+			frac := float64(r.OpsPerS / s.OpsPerS)
+			t.Measured = fmt.Sprintf("%s ops/s vs SET of %s B %s ops/s: %.2f of it", count(r.OpsPerS), count(s.Sent), count(s.OpsPerS), frac)
+			t.atLeast(frac, 0.5, "")
 		}
 		out = append(out, t)
 	}
 
-	// 3. Memory per checkpoint.
-	{
-		t := target{Name: "Redis memory per checkpoint (agent workload)", Goal: "≤ 1.3 × bytes of the values written in the step + 512 B", Status: statusNA}
-		if mem.Checkpoints > 0 {
-			written := mem.ChangedBytes + mem.WriteBytes
-			goal := 1.3*written + 512
-			goalChannels := 1.3*mem.ChangedBytes + 512
-			t.Measured = fmt.Sprintf("%.0f B per checkpoint; values written per step %.0f B (2 changed channels %.0f B + 6 pending writes %.0f B) → goal %.0f B (%.0f B counting the 2 channels only)",
-				mem.PerCheckpoint, written, mem.ChangedBytes, mem.WriteBytes, goal, goalChannels)
-			t.Status, t.By = judge(mem.PerCheckpoint <= goal, fmt.Sprintf("%.0f B (%s) over", mem.PerCheckpoint-goal, pct(mem.PerCheckpoint/goal-1)),
-				fmt.Sprintf("%.0f B (%s) under", goal-mem.PerCheckpoint, pct(1-mem.PerCheckpoint/goal)))
-			if mem.PerCheckpoint > goalChannels {
-				t.By += fmt.Sprintf("; against the 2 changed channels alone it is %.0f B over", mem.PerCheckpoint-goalChannels)
-			}
+	// 5. Allocations.
+	for _, at := range allocTargets {
+		t := newTarget(at.op+" allocations", fmt.Sprintf("≤ %.0f allocations per operation (whole process)", at.n))
+		if r, ok := findRow(rows, implOurs, at.op, 1); ok && r.AllocsPerOp.Valid() {
+			t.Measured = fmt.Sprintf("%s per operation", count(r.AllocsPerOp))
+			t.atMost(float64(r.AllocsPerOp), at.n, "")
 		}
 		out = append(out, t)
 	}
 
-	// 4. Delta channel history.
-	{
-		t := target{Name: "DeltaChannelHistory over the chain", Goal: "1 round trip and ≥ 20× faster than a GetTuple-per-ancestor walk", Status: statusNA}
-		var d, w Row
-		var okD, okW bool
-		for _, r := range rows {
-			if r.Impl != implOurs || r.Concurrency != 1 {
-				continue
-			}
-			if strings.HasPrefix(r.Op, "DeltaChannelHistory/") {
-				d, okD = r, true
-			}
-			if strings.HasPrefix(r.Op, "DeltaChannelHistory.walk/") {
-				w, okW = r, true
-			}
-		}
-		if okD && okW && d.P50us > 0 && w.P50us.Valid() {
-			speed := float64(w.P50us / d.P50us)
-			t.Name += " (" + strings.TrimPrefix(d.Op, "DeltaChannelHistory/") + ")"
-			t.Measured = fmt.Sprintf("%.2f round trips, %.0f µs; walk %.0f round trips, %.0f µs: %.1f× faster", d.RoundTrips, d.P50us, w.RoundTrips, w.P50us, speed)
-			ok := speed >= 20 && d.RoundTrips == 1
-			var miss []string
-			if d.RoundTrips != 1 {
-				miss = append(miss, fmt.Sprintf("%.2f round trips instead of 1", d.RoundTrips))
-			}
-			if speed < 20 {
-				miss = append(miss, fmt.Sprintf("%.1f× instead of 20× (%s short)", speed, pct(1-speed/20)))
-			}
-			t.Status, t.By = judge(ok, strings.Join(miss, "; "), fmt.Sprintf("%.1f× the 20× goal", speed/20))
-		}
-		out = append(out, t)
-	}
+	// 6. Delta channel history.
+	out = append(out, deltaTarget(rows))
 
-	// 5. Flat reads as history grows.
+	// 7. Memory per checkpoint.
+	out = append(out, memoryTargets(mem)...)
+
+	// 8. Flat reads as history grows (issue 6).
 	for _, op := range []string{"GetTuple.latest", "GetTuple.byid"} {
 		out = append(out, flatness(rows, op))
 	}
 
-	// 6. Against every peer.
+	// 9. Against the peers.
 	out = append(out, peerTargets(rows, skipped)...)
 	return out
+}
+
+// deltaTarget evaluates "DeltaChannelHistory ≥ 20× faster than the
+// GetTuple-per-ancestor walk".
+func deltaTarget(rows []Row) target {
+	t := newTarget("DeltaChannelHistory vs a GetTuple-per-ancestor walk", "≥ 20× faster (p50), in bounded steps (the bound itself is proven by redissaver's tests)")
+	var d, w Row
+	var okD, okW bool
+	for _, r := range rows {
+		if r.Impl != implOurs || r.Concurrency != 1 {
+			continue
+		}
+		if strings.HasPrefix(r.Op, "DeltaChannelHistory/") {
+			d, okD = r, true
+		}
+		if strings.HasPrefix(r.Op, "DeltaChannelHistory.walk/") {
+			w, okW = r, true
+		}
+	}
+	if okD && okW && d.P50us > 0 && w.P50us.Valid() {
+		speed := float64(w.P50us / d.P50us)
+		t.Name += " (" + strings.TrimPrefix(d.Op, "DeltaChannelHistory/") + ")"
+		t.Measured = fmt.Sprintf("%s µs in %.0f round trips; walk %s µs in %.0f: %.1f× faster", count(d.P50us), d.RoundTrips, count(w.P50us), w.RoundTrips, speed)
+		t.atLeast(speed, 20, "×")
+	}
+	return t
+}
+
+// memoryTargets evaluates "Redis memory per checkpoint ≤ 1.0 × the bytes
+// written in the step + 512 B with compression on, and the figure without
+// it". redissaver has no compression yet: the figure without it is
+// reported against the same bound.
+func memoryTargets(mem memoryResult) []target {
+	on := newTarget("Redis memory per checkpoint, compression on", "≤ 1.0 × the bytes of the values written in the step + 512 B")
+	on.Measured = "redissaver has no compression option yet"
+	off := newTarget("Redis memory per checkpoint, compression off", "reported beside the target above, against the same bound")
+	if mem.Checkpoints > 0 {
+		written := mem.ChangedBytes + mem.WriteBytes
+		off.Measured = fmt.Sprintf("%s B per checkpoint; written per step %s B (2 changed channels %s B + 6 pending writes %s B) → bound %s B",
+			count(Num(mem.PerCheckpoint)), count(Num(written)), count(Num(mem.ChangedBytes)), count(Num(mem.WriteBytes)), count(Num(written+512)))
+		off.atMost(mem.PerCheckpoint, written+512, " B")
+		off.Status = statusReported
+	}
+	return []target{on, off}
 }
 
 // flatness evaluates "op time flat within 20% from 10 to 100,000
 // checkpoints" on the history sweep rows of op.
 func flatness(rows []Row, op string) target {
-	t := target{Name: op + " flat as history grows", Goal: "p50 within 20% from 10 to 100,000 checkpoints", Status: statusNA}
+	t := newTarget(op+" flat as history grows", "p50 within 20% from 10 to 100,000 checkpoints (issue 6)")
 	type point struct {
 		h   int
 		p50 float64
@@ -156,37 +255,65 @@ func flatness(rows []Row, op string) target {
 	worst, worstH := 0.0, 0
 	var parts []string
 	for _, p := range pts {
-		parts = append(parts, fmt.Sprintf("%d: %.1f µs", p.h, p.p50))
+		parts = append(parts, fmt.Sprintf("%d: %s µs", p.h, num(p.p50)))
 		if d := math.Abs(p.p50/base.p50 - 1); d > worst {
 			worst, worstH = d, p.h
 		}
 	}
-	last := pts[len(pts)-1].h
-	t.Measured = strings.Join(parts, ", ")
-	t.Status, t.By = judge(worst <= 0.2, fmt.Sprintf("%s off the %d-checkpoint p50 at %d (goal 20%%)", pct(worst), base.h, worstH),
-		fmt.Sprintf("largest deviation %s (at %d)", pct(worst), worstH))
-	if last < 100_000 {
+	t.Measured = strings.Join(parts, ", ") + fmt.Sprintf("; largest deviation %s, at %d", pct(worst), worstH)
+	t.atMost(worst, 0.2, "")
+	if last := pts[len(pts)-1].h; last < 100_000 {
 		t.By += fmt.Sprintf("; measured up to %d only (-history ...,100000 for the full sweep)", last)
 	}
 	return t
 }
 
-// peerTargets evaluates "higher throughput than every peer on every
-// operation": for each peer, every row is compared with redcheck's row of
-// the same operation and concurrency.
+// Peers of issue 14's framing.
+const (
+	peerPostgres = "langgraph-js-postgres"
+	peerMemory   = "langgraph-js-memory"
+	peerSQLite   = "langgraph-js-sqlite"
+	// bigPayload is the payload from which redcheck must beat even the
+	// in-process savers.
+	bigPayload = 16 << 10
+)
+
+// peerScope reports whether an in-process peer must be beaten on op: a
+// payload (redcheck's larger direction) of at least 16 KB, or a read of
+// more than one checkpoint (List, delta history). Otherwise it wins by
+// making no network round trip, which the tables say.
+func peerScope(ours Row) bool {
+	if strings.HasPrefix(ours.Op, "List.") || strings.HasPrefix(ours.Op, "DeltaChannelHistory") {
+		return true
+	}
+	return ours.Sent.Valid() && ours.Recv.Valid() && max(ours.Sent, ours.Recv) >= bigPayload
+}
+
+// peerTargets evaluates, on every operation both sides measured (same
+// concurrency): redcheck ≥ 5× the Postgres saver's ops/s everywhere, and
+// more ops/s than the in-process MemorySaver and SQLite saver where
+// peerScope says so. Other peers are compared on every operation.
 func peerTargets(rows []Row, skipped []peerSkip) []target {
 	var impls []string
 	for _, r := range rows {
-		if r.Impl != implOurs && r.Impl != implLimit && !slices.Contains(impls, r.Impl) {
+		if r.Impl != implOurs && r.Impl != implLimit && r.Impl != implFloor && !slices.Contains(impls, r.Impl) {
 			impls = append(impls, r.Impl)
 		}
 	}
 	var out []target
 	for _, impl := range impls {
-		t := target{Name: "throughput vs " + impl, Goal: "higher ops/s than the peer on every operation", Status: statusNA}
-		wins, total := 0, 0
+		need, goal := 1.0, "more ops/s than the peer on every operation"
+		inProcess := impl == peerMemory || impl == peerSQLite
+		switch {
+		case impl == peerPostgres:
+			need, goal = 5, "≥ 5 × the peer's ops/s on every operation"
+		case inProcess:
+			goal = "more ops/s than the in-process peer on every operation with a payload ≥ 16 KB or that reads more than one checkpoint"
+		}
+		t := newTarget("throughput vs "+impl, goal)
+		wins, total, outOfScope := 0, 0, 0
 		worst, worstOp := math.Inf(1), ""
-		var losses []string
+		var losses, free []string
 		for _, r := range rows {
 			if r.Impl != impl || !r.OpsPerS.Valid() {
 				continue
@@ -195,40 +322,50 @@ func peerTargets(rows []Row, skipped []peerSkip) []target {
 			if !ok || !ours.OpsPerS.Valid() {
 				continue
 			}
+			x := float64(ours.OpsPerS / r.OpsPerS)
+			if inProcess && !peerScope(ours) {
+				outOfScope++
+				if x <= 1 {
+					free = append(free, fmt.Sprintf("%s c=%d (%.2f×)", r.Op, r.Concurrency, x))
+				}
+				continue
+			}
 			total++
-			ratio := float64(ours.OpsPerS / r.OpsPerS)
-			if ratio > 1 {
+			if x >= need && x > 1 {
 				wins++
 			} else {
-				losses = append(losses, fmt.Sprintf("%s c=%d (%.2f×)", r.Op, r.Concurrency, ratio))
+				losses = append(losses, fmt.Sprintf("%s c=%d (%.2f×)", r.Op, r.Concurrency, x))
 			}
-			if ratio < worst {
-				worst, worstOp = ratio, fmt.Sprintf("%s c=%d", r.Op, r.Concurrency)
+			if x < worst {
+				worst, worstOp = x, fmt.Sprintf("%s c=%d", r.Op, r.Concurrency)
 			}
 		}
 		if total > 0 {
-			t.Measured = fmt.Sprintf("faster on %d of %d operations; least margin %s at %.2f× the peer's ops/s", wins, total, worstOp, worst)
-			t.Status, t.By = judge(wins == total, "slower on "+strings.Join(losses, ", "), fmt.Sprintf("at least %.2f× the peer everywhere", worst))
+			t.Measured = fmt.Sprintf("%d of %d operations met; least %s at %.2f× the peer's ops/s", wins, total, worstOp, worst)
+			if inProcess {
+				t.Measured += fmt.Sprintf("; %d smaller single-checkpoint operations not judged", outOfScope)
+			}
+			t.atLeast(worst, need, "×")
+			if len(losses) > 0 {
+				t.By += "; short on " + strings.Join(losses, ", ")
+			}
+			if len(free) > 0 {
+				t.By += "; the peer is faster, with no network round trip, on " + strings.Join(free, ", ")
+			}
 		}
 		out = append(out, t)
 	}
 	for _, s := range skipped {
-		out = append(out, target{Name: "throughput vs " + s.Impl, Goal: "higher ops/s than the peer on every operation",
-			Status: statusNA, Measured: "the peer could not run", By: s.Reason})
+		t := newTarget("throughput vs "+s.Impl, "more ops/s than the peer on every operation")
+		t.Measured, t.By = "the peer could not run", s.Reason
+		out = append(out, t)
 	}
 	return out
 }
 
-func judge(ok bool, miss, pass string) (status, by string) {
-	if ok {
-		return statusPass, pass
-	}
-	return statusMiss, miss
-}
-
 // printTargets writes the targets section.
 func printTargets(w io.Writer, ts []target) {
-	fmt.Fprintln(w, "targets (issue 6):")
+	fmt.Fprintln(w, "targets (issue 14):")
 	for _, t := range ts {
 		fmt.Fprintf(w, "  [%s] %s — goal: %s\n", strings.ToUpper(t.Status), t.Name, t.Goal)
 		if t.Measured != "" {

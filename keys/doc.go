@@ -20,24 +20,30 @@
 //
 // # Keys
 //
-//	P:{N}:threads                 zset  registry of the shard's threads (encoded ids, score 0)
-//	P:{N}:all                     zset  every checkpoint of the shard: id \0 thread \0 ns (score 0)
-//	P:{N}:run:R                   set   checkpoints of run R in the shard: id \0 thread \0 ns
+// docs/storage-format.md is the one description of the layout (storage
+// format 2), and testdata/format/keys.json its test vectors; this package
+// builds those keys:
+//
+//	P:meta                        hash  format and shard count (Meta)
+//	P:{N}:threads                 zset  registry: encoded thread -> lease deadline (ms, 0 none); marker ""
+//	P:{N}:all                     zset  every checkpoint of the shard: Member values (score 0)
+//	P:{N}:run:R                   set   checkpoints of run R: Member values
+//	P:{N}:gc                      zset  generations to reclaim: T \0 G -> due time (ms)
 //	P:{N}:feed                    stream the events of every thread of the shard
-//	P:{N}:t:T:ns                  set   the thread's namespaces (encoded)
-//	P:{N}:t:T:idx                 zset  every checkpoint of the thread: id \0 ns (score 0)
+//	P:{N}:t:T                     hash  the thread's head: g (generation), exp (lease deadline)
 //	P:{N}:t:T:events              stream the thread's events
-//	P:{N}:t:T:n:NS:idx            zset  checkpoint ids of (thread, ns), score 0, so lex order
-//	P:{N}:t:T:n:NS:blobs          hash  channel values: len(channel) ":" channel version -> value
-//	P:{N}:t:T:n:NS:cp:ID          hash  one checkpoint: header, channel versions, metadata, writes
+//	P:{N}:t:T:g:G:ns              set   the generation's namespaces (encoded)
+//	P:{N}:t:T:g:G:idx             zset  every checkpoint of the generation: id \0 ns (score 0)
+//	P:{N}:t:T:g:G:n:NS:idx        zset  checkpoint ids of (thread, ns), score 0, so lex order
+//	P:{N}:t:T:g:G:n:NS:blobs      hash  channel values: len(channel) ":" channel version -> value
+//	P:{N}:t:T:g:G:n:NS:cp:ID      hash  one checkpoint: header, channel versions, metadata, writes
 //
 // P is the prefix (no '{' or '}'), T, NS and R are Encode of the thread ID,
 // namespace and run ID, ID is the checkpoint ID as given (ValidateID limits
-// it to characters that need no encoding). Encode escapes every byte outside
-// a safe set as %XX, ':' included, so components never run into each other
-// and the layout is injective: ParseCheckpointKey recovers the parts.
-//
-// The Lua scripts in package scripts build checkpoint keys from the
-// namespace base (NamespaceBase) and the thread base (ThreadBase) with the
-// same suffixes; keep both in sync.
+// it to characters that need no encoding), G a generation token (NewGen).
+// Encode escapes every byte outside a safe set as %XX, ':' included, so
+// components never run into each other and the layout is injective:
+// ParseCheckpointKey recovers the parts. The Lua scripts build the same keys
+// from the shard base, the encoded thread and the generation they read from
+// the head; the vectors check both.
 package keys

@@ -1,8 +1,9 @@
 package keys
 
 import (
-	"errors"
 	"fmt"
+
+	"github.com/graphstate/redcheck/checkpoint"
 )
 
 // Limits on caller strings. Longer values are refused rather than truncated.
@@ -13,8 +14,10 @@ const (
 	MaxRunIDLen        = 1024
 )
 
-// ErrInvalid is wrapped by the Validate functions.
-var ErrInvalid = errors.New("keys: invalid name")
+// ErrInvalid is wrapped by the Validate functions. It wraps
+// checkpoint.ErrInvalidConfig: one fault, one sentinel, whichever package
+// (saver, stream, store) reports a name it refuses.
+var ErrInvalid = fmt.Errorf("keys: invalid name: %w", checkpoint.ErrInvalidConfig)
 
 // ValidateThreadID accepts any non-empty thread ID of at most MaxThreadIDLen
 // bytes. Every byte is allowed: Encode makes it safe.

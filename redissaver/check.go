@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/graphstate/redcheck/internal/meta"
 	"github.com/graphstate/redcheck/keys"
 )
 
@@ -100,8 +101,8 @@ type CheckResult struct {
 // page size of one thread's indexes, values and checkpoints: each script
 // call of a check does bounded work.
 const (
-	checkPage  = 1000
-	checkBatch = 128
+	checkPage  = 128
+	checkBatch = 64
 )
 
 // Check verifies the stored data of one thread, or of every thread of the
@@ -157,17 +158,22 @@ func (s *Saver) Verify(ctx context.Context, threadID string) (*CheckResult, erro
 		if err := c.shard(ctx, n, []string{enct}, enct); err != nil {
 			return nil, err
 		}
-		return c.res, nil
+		return c.res, c.d.err
 	}
 	for n := range s.layout.Shards() {
 		var threads []string
+		marker := false
 		for cursor := ""; ; {
 			items, next, err := c.page(ctx, n, s.layout.Threads(n), "threads", cursor, "")
 			if err != nil {
 				return nil, err
 			}
 			for _, it := range items {
-				enct := str(it)
+				enct := c.d.str(it)
+				if enct == meta.RegistryMarker {
+					marker = true
+					continue
+				}
 				if th, err := keys.Decode(enct); err != nil {
 					c.add(KindBadEntry, "", "", "", fmt.Sprintf("registry of shard %d: member %q is no encoded thread id", n, enct))
 					continue
@@ -181,9 +187,15 @@ func (s *Saver) Verify(ctx context.Context, threadID string) (*CheckResult, erro
 				break
 			}
 		}
+		if !marker {
+			c.add(KindLostKey, "", "", "", fmt.Sprintf("the registry of shard %d (%s) lacks its marker member: it was lost whole", n, s.layout.Threads(n)))
+		}
 		if err := c.shard(ctx, n, threads, ""); err != nil {
 			return nil, err
 		}
+	}
+	if c.d.err != nil {
+		return nil, c.d.err
 	}
 	return c.res, nil
 }

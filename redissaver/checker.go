@@ -16,6 +16,7 @@ import (
 
 // checker accumulates the findings of one Verify call.
 type checker struct {
+	d        reply // the script replies, decoded strictly
 	s        *Saver
 	res      *CheckResult
 	expiring bool // the saver has a TTL: expired entries are notes
@@ -86,7 +87,7 @@ func (c *checker) shard(ctx context.Context, n int, threads []string, only strin
 				return err
 			}
 			for _, it := range items {
-				if m := str(slice(it)[0]); !done[m] {
+				if m := c.d.str(c.d.list(it)[0]); !done[m] {
 					done[m] = true
 					c.indexEntry(n, it, "run index "+strconv.Quote(run), run)
 				}
@@ -105,12 +106,12 @@ func (c *checker) shard(ctx context.Context, n int, threads []string, only strin
 // not in the registry, else "".
 func (c *checker) indexEntry(n int, item any, index, run string) string {
 	c.res.Entries++
-	f := slice(item)
+	f := c.d.list(item)
 	if len(f) != 7 {
 		c.add(KindBadEntry, "", "", "", fmt.Sprintf("%s: reply item of %T", index, item))
 		return ""
 	}
-	member, exists := str(f[0]), num(f[1])
+	member, exists := c.d.str(f[0]), c.d.num(f[1])
 	id, th, ns, gen, err := keys.ParseMember(member)
 	if exists == -2 && err == nil {
 		c.add(KindStaleEntry, th, ns, id, fmt.Sprintf("%s names generation %q, neither the thread's current one nor queued for reclaim", index, gen))
@@ -128,21 +129,21 @@ func (c *checker) indexEntry(n int, item any, index, run string) string {
 		c.lost(KindMissingCheckpoint, th, ns, id, "named by "+index)
 		return ""
 	}
-	if run != "" && str(f[2]) != run {
-		c.add(KindStaleEntry, th, ns, id, fmt.Sprintf("%s names it, but it belongs to run index %q", index, str(f[2])))
+	if run != "" && c.d.optStr(f[2]) != run {
+		c.add(KindStaleEntry, th, ns, id, fmt.Sprintf("%s names it, but it belongs to run index %q", index, c.d.optStr(f[2])))
 	}
 	// The same findings as the thread's own check, for a checkpoint that
 	// pass cannot reach (named by none of the thread's indexes).
-	if num(f[4]) == 0 {
+	if c.d.num(f[4]) == 0 {
 		c.add(KindMissingIndexEntry, th, ns, id, "not in the namespace index")
 	}
-	if num(f[5]) == 0 {
+	if c.d.num(f[5]) == 0 {
 		c.add(KindMissingIndexEntry, th, ns, id, "not in the thread index")
 	}
-	if num(f[6]) == 0 {
+	if c.d.num(f[6]) == 0 {
 		c.add(KindMissingIndexEntry, th, ns, "", nsNotInSet)
 	}
-	if num(f[3]) == 0 {
+	if c.d.num(f[3]) == 0 {
 		return keys.Encode(th)
 	}
 	return ""
@@ -188,15 +189,15 @@ func (r *threadReader) page(ctx context.Context, part, encns, cursor string, ext
 	if len(res) < 3 {
 		return "", nil, corrupt("check thread reply of %d items", len(res))
 	}
-	switch str(res[0]) {
+	switch r.c.d.str(res[0]) {
 	case "":
 		r.gone = true
 	case "lost":
-		r.lost = str(res[1])
+		r.lost = r.c.d.str(res[1])
 	default:
-		r.gen = str(res[1])
+		r.gen = r.c.d.str(res[1])
 	}
-	return str(res[2]), res[3:], nil
+	return r.c.d.str(res[2]), res[3:], nil
 }
 
 // all reads every page of a part; scans end at "0", walks at "".
@@ -274,8 +275,8 @@ func (c *checker) readThread(ctx context.Context, n int, enct string) (reply []a
 		e.nsidx = nsidx
 		var todo []string
 		for _, id := range nsidx {
-			if addID(encns, str(id)) {
-				todo = append(todo, str(id))
+			if addID(encns, c.d.str(id)) {
+				todo = append(todo, c.d.str(id))
 			}
 		}
 		cps, err := r.checkpoints(ctx, encns, todo)
@@ -284,7 +285,7 @@ func (c *checker) readThread(ctx context.Context, n int, enct string) (reply []a
 		}
 		var parents []string
 		for _, cp := range cps {
-			if p := fieldOf(slice(slice(cp)[1]), fieldParent); p != "" && addID(encns, p) {
+			if p := c.d.field(c.d.list(c.d.list(cp)[1]), fieldParent); p != "" && addID(encns, p) {
 				parents = append(parents, p)
 			}
 		}
@@ -301,7 +302,7 @@ func (c *checker) readThread(ctx context.Context, n int, enct string) (reply []a
 		return nil, r.lost, err
 	}
 	for _, m := range set {
-		entry(str(m)).inSet = 1
+		entry(c.d.str(m)).inSet = 1
 	}
 	for _, encns := range slices.Clone(order) {
 		if err := fill(encns); stop(err) {
@@ -316,7 +317,7 @@ func (c *checker) readThread(ctx context.Context, n int, enct string) (reply []a
 	// meanwhile, or entries whose checkpoint or namespace index is missing.
 	extra := map[string][]string{}
 	for _, m := range tidx {
-		if id, encns, ok := strings.Cut(str(m), keys.Sep); ok && !strings.Contains(encns, keys.Sep) && !seenID[encns+keys.Sep+id] {
+		if id, encns, ok := strings.Cut(c.d.str(m), keys.Sep); ok && !strings.Contains(encns, keys.Sep) && !seenID[encns+keys.Sep+id] {
 			extra[encns] = append(extra[encns], id)
 		}
 	}
@@ -326,7 +327,7 @@ func (c *checker) readThread(ctx context.Context, n int, enct string) (reply []a
 			return nil, r.lost, err
 		}
 		for _, m := range again {
-			entry(str(m)).inSet = 1
+			entry(c.d.str(m)).inSet = 1
 		}
 		// Only what the thread index names is read now: the namespace
 		// index (for membership), those checkpoints, then the values again
@@ -386,20 +387,20 @@ func (c *checker) thread(enct string, reply []any, runs map[string]bool) {
 	if err != nil {
 		th = enct
 	}
-	registered := num(reply[0]) == 1
+	registered := c.d.num(reply[0]) == 1
 	inThreadIndex := map[string]bool{} // id \0 encoded ns
-	for _, m := range slice(reply[1]) {
-		id, encns, ok := strings.Cut(str(m), keys.Sep)
+	for _, m := range c.d.list(reply[1]) {
+		id, encns, ok := strings.Cut(c.d.str(m), keys.Sep)
 		_, nserr := keys.Decode(encns)
 		if !ok || keys.ValidateID(id) != nil || nserr != nil {
-			c.add(KindBadEntry, th, "", "", fmt.Sprintf("thread index member %q is not id \\0 namespace", str(m)))
+			c.add(KindBadEntry, th, "", "", fmt.Sprintf("thread index member %q is not id \\0 namespace", c.d.str(m)))
 			continue
 		}
-		inThreadIndex[str(m)] = true
+		inThreadIndex[c.d.str(m)] = true
 	}
 	live := 0
 	for _, entry := range reply[2:] {
-		live += c.namespace(th, slice(entry), inThreadIndex, runs)
+		live += c.namespace(th, c.d.list(entry), inThreadIndex, runs)
 	}
 	switch {
 	case live > 0 && !registered:
@@ -419,39 +420,39 @@ func (c *checker) namespace(th string, e []any, inThreadIndex, runs map[string]b
 		c.add(KindBadEntry, th, "", "", "namespace entry of the check reply is malformed")
 		return 0
 	}
-	encns, inSet := str(e[0]), num(e[1]) == 1
+	encns, inSet := c.d.str(e[0]), c.d.num(e[1]) == 1
 	ns, err := keys.Decode(encns)
 	if err != nil {
 		c.add(KindBadEntry, th, encns, "", "namespace is not encoded")
 		ns = encns
 	}
 	inIndex := map[string]bool{}
-	for _, id := range slice(e[2]) {
-		if keys.ValidateID(str(id)) != nil {
-			c.add(KindBadEntry, th, ns, "", fmt.Sprintf("namespace index member %q is no checkpoint id", str(id)))
+	for _, id := range c.d.list(e[2]) {
+		if keys.ValidateID(c.d.str(id)) != nil {
+			c.add(KindBadEntry, th, ns, "", fmt.Sprintf("namespace index member %q is no checkpoint id", c.d.str(id)))
 		}
-		inIndex[str(id)] = true
+		inIndex[c.d.str(id)] = true
 	}
 	blobs := map[string]string{}
-	bf := slice(e[3])
+	bf := c.d.list(e[3])
 	for i := 0; i+1 < len(bf); i += 2 {
-		blobs[str(bf[i])] = str(bf[i+1])
+		blobs[c.d.str(bf[i])] = c.d.str(bf[i+1])
 	}
-	cps := slice(e[4])
+	cps := c.d.list(e[4])
 	exists := map[string]bool{}
 	for _, cp := range cps {
-		if f := slice(cp); len(f) == 4 && len(slice(f[1])) > 0 {
-			exists[str(f[0])] = true
+		if f := c.d.list(cp); len(f) == 4 && len(c.d.list(f[1])) > 0 {
+			exists[c.d.str(f[0])] = true
 		}
 	}
 	live := 0
 	decoded := map[string]bool{} // blob fields already decoded
 	for _, cp := range cps {
-		f := slice(cp)
+		f := c.d.list(cp)
 		if len(f) != 4 {
 			continue
 		}
-		id, flat, inAll, inRun := str(f[0]), slice(f[1]), num(f[2]), num(f[3])
+		id, flat, inAll, inRun := c.d.str(f[0]), c.d.list(f[1]), c.d.num(f[2]), c.d.num(f[3])
 		if !exists[id] {
 			if inIndex[id] {
 				c.lost(KindMissingCheckpoint, th, ns, id, "named by the namespace index")
@@ -475,7 +476,7 @@ func (c *checker) namespace(th string, e []any, inThreadIndex, runs map[string]b
 				c.add(KindMissingIndexEntry, th, ns, id, "not in "+miss.what)
 			}
 		}
-		run := fieldOf(flat, fieldRunKey)
+		run := c.d.field(flat, fieldRunKey)
 		switch inRun {
 		case 0:
 			c.lost(KindMissingIndexEntry, th, ns, id, fmt.Sprintf("not in its run index %q", run))
@@ -501,7 +502,7 @@ func (c *checker) checkpoint(th, ns, id string, flat []any, blobs map[string]str
 	bad := func(kind, format string, args ...any) { c.add(kind, th, ns, id, fmt.Sprintf(format, args...)) }
 	hasV := false
 	for i := 0; i+1 < len(flat); i += 2 {
-		f, v := str(flat[i]), str(flat[i+1])
+		f, v := c.d.str(flat[i]), c.d.str(flat[i+1])
 		switch {
 		case f == fieldV:
 			hasV = true
@@ -564,21 +565,5 @@ func (c *checker) page(ctx context.Context, n int, key, kind, cursor, only strin
 	if len(res) == 0 {
 		return nil, "", corrupt("empty check reply")
 	}
-	return res[1:], str(res[0]), nil
+	return res[1:], c.d.str(res[0]), nil
 }
-
-// fieldOf returns the value of field f in a flat hash reply, or "".
-func fieldOf(flat []any, f string) string {
-	for i := 0; i+1 < len(flat); i += 2 {
-		if str(flat[i]) == f {
-			return str(flat[i+1])
-		}
-	}
-	return ""
-}
-
-// str, num and slice read script replies: a Lua string, number or table (or
-// false, which arrives as nil and reads as "", 0 or nil).
-func str(v any) string  { s, _ := v.(string); return s }
-func num(v any) int64   { n, _ := v.(int64); return n }
-func slice(v any) []any { s, _ := v.([]any); return s }

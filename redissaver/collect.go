@@ -8,7 +8,7 @@ import (
 
 // collectBudget is the number of checkpoints one mark step, or of values
 // one sweep step, of blob_gc.lua examines at most.
-const collectBudget = 128
+const collectBudget = 64
 
 // nsRef names one namespace of one generation of a thread.
 type nsRef struct {
@@ -41,6 +41,7 @@ func (s *Saver) collectValues(ctx context.Context, op string, refs []nsRef) erro
 			return scriptErr(op+": collect values", err)
 		}
 		next := jobs[:0:0]
+		var d reply
 		for i, cmd := range cmds {
 			res, err := cmd.Slice()
 			if err != nil {
@@ -49,11 +50,14 @@ func (s *Saver) collectValues(ctx context.Context, op string, refs []nsRef) erro
 			if len(res) != 3 {
 				return corrupt("blob gc reply %v", res)
 			}
-			if phase := str(res[0]); phase != "" {
+			if phase := d.str(res[0]); phase != "" {
 				j := jobs[i]
-				j.phase, j.cursor = phase, str(res[1])
+				j.phase, j.cursor = phase, d.str(res[1])
 				next = append(next, j)
 			}
+		}
+		if d.err != nil {
+			return d.err
 		}
 		jobs = next
 	}

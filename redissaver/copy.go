@@ -13,7 +13,7 @@ import (
 
 // copyBudget is the number of checkpoints, or of values, one page of a
 // CopyThread carries at most.
-const copyBudget = 64
+const copyBudget = 32
 
 // copyGrace is how long a copy's staging generation may wait between two
 // steps before the sweeps may reclaim it.
@@ -71,6 +71,7 @@ func (s *Saver) CopyThread(ctx context.Context, sourceThreadID, targetThreadID s
 func (s *Saver) copyNamespaces(ctx context.Context, src *copyReader, dst *copyWriter, namespaces []string) (int, error) {
 	count := 0
 	shard := s.layout.Shard(dst.th)
+	var d reply
 	for _, encns := range namespaces {
 		for cursor := ""; ; {
 			res, err := src.page(ctx, "cps", encns, cursor)
@@ -79,9 +80,12 @@ func (s *Saver) copyNamespaces(ctx context.Context, src *copyReader, dst *copyWr
 			}
 			args := []any{"cps", encns}
 			for _, c := range res[1:] {
-				cp := slice(c)
-				flat := slice(cp[1])
-				if len(cp) != 2 || len(flat)%2 != 0 {
+				cp := d.list(c)
+				if len(cp) != 2 {
+					return 0, corrupt("copy page checkpoint %v", c)
+				}
+				flat := d.list(cp[1])
+				if d.err != nil || len(flat)%2 != 0 {
 					return 0, corrupt("copy page checkpoint %v", c)
 				}
 				args = append(args, cp[0], len(flat)/2)
@@ -99,7 +103,9 @@ func (s *Saver) copyNamespaces(ctx context.Context, src *copyReader, dst *copyWr
 					return 0, err
 				}
 			}
-			if cursor = str(res[0]); cursor == "" {
+			if cursor = d.str(res[0]); d.err != nil {
+				return 0, d.err
+			} else if cursor == "" {
 				break
 			}
 		}
@@ -113,7 +119,9 @@ func (s *Saver) copyNamespaces(ctx context.Context, src *copyReader, dst *copyWr
 					return 0, err
 				}
 			}
-			if cursor = str(res[0]); cursor == "0" {
+			if cursor = d.str(res[0]); d.err != nil {
+				return 0, d.err
+			} else if cursor == "0" {
 				break
 			}
 		}
@@ -142,7 +150,11 @@ func (r *copyReader) page(ctx context.Context, part, encns, cursor string) ([]an
 	if len(res) == 0 {
 		return nil, corrupt("empty copy page")
 	}
-	g := str(res[0])
+	var d reply
+	g := d.str(res[0])
+	if d.err != nil {
+		return nil, d.err
+	}
 	if g == "" {
 		if r.gen == "" {
 			return nil, nil // no source
@@ -164,10 +176,13 @@ func (r *copyReader) namespaces(ctx context.Context) ([]string, error) {
 		if err != nil || res == nil {
 			return nil, err
 		}
+		var d reply
 		for _, m := range res[1:] {
-			out = append(out, str(m))
+			out = append(out, d.str(m))
 		}
-		if cursor = str(res[0]); cursor == "0" {
+		if cursor = d.str(res[0]); d.err != nil {
+			return nil, d.err
+		} else if cursor == "0" {
 			return out, nil
 		}
 	}

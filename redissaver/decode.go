@@ -18,7 +18,8 @@ func (s *Saver) decodeTuple(thread, ns, id string, flat, blobs, extra any) (*che
 	if !ok || len(pairs)%2 != 0 {
 		return nil, corrupt("checkpoint %q: hash reply of %T", id, flat)
 	}
-	values, _ := blobs.([]any)
+	var d reply
+	values := d.list(blobs)
 	t := &checkpoint.Tuple{
 		Config: checkpoint.Config{ThreadID: thread, CheckpointNS: ns, CheckpointID: id},
 		Checkpoint: checkpoint.Checkpoint{
@@ -33,8 +34,10 @@ func (s *Saver) decodeTuple(thread, ns, id string, flat, blobs, extra any) (*che
 	var writes []storedWrite
 	blob := 0
 	for i := 0; i < len(pairs); i += 2 {
-		f, _ := pairs[i].(string)
-		v, _ := pairs[i+1].(string)
+		f, v := d.str(pairs[i]), d.str(pairs[i+1])
+		if d.err != nil {
+			return nil, d.err
+		}
 		switch {
 		case f == fieldV:
 			n, err := strconv.Atoi(v)
@@ -63,7 +66,9 @@ func (s *Saver) decodeTuple(thread, ns, id string, flat, blobs, extra any) (*che
 			if blob >= len(values) {
 				return nil, corrupt("checkpoint %q: values missing", id)
 			}
-			if stored, ok := values[blob].(string); ok && stored != "" {
+			if stored := d.str(values[blob]); d.err != nil {
+				return nil, d.err
+			} else if stored != "" {
 				val, err := s.decodeValue(stored)
 				if err != nil {
 					return nil, err

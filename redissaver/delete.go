@@ -12,7 +12,7 @@ import (
 // (each a handful of O(log n) commands and an UNLINK) or namespaces
 // unlinked. Measured at well under 20 ms per step; see
 // docs/storage-format.md.
-const reclaimBudget = 128
+const reclaimBudget = 64
 
 // DeleteThread removes every checkpoint, pending write, channel value and
 // index entry of the thread, in every namespace.

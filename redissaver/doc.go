@@ -1,13 +1,14 @@
 // Package redissaver is a checkpoint.Saver on plain Redis 7 (or Valkey), with
 // no modules: checkpoints, their channel values and their pending writes in
 // hashes and lex-ordered sorted sets, every write one atomic Lua script and
-// one round trip, every read one round trip.
+// one round trip, every read one round trip, and no script whose work grows
+// with the size of a thread, run, shard or history.
 //
 // # Use
 //
 //	rdb := redis.NewClient(&redis.Options{Addr: "localhost:6379"})
 //	defer rdb.Close() // the caller owns the client
-//	saver, err := redissaver.New(context.Background(), rdb, redissaver.Options{Prefix: "myapp"})
+//	saver, err := redissaver.New(ctx, rdb, redissaver.Options{Prefix: "myapp"})
 //
 // *Saver implements checkpoint.Saver and every optional capability:
 // checkpoint.RunDeleter, checkpoint.ThreadCopier, checkpoint.Pruner and
@@ -15,36 +16,58 @@
 //
 // # Storage
 //
-// Each checkpoint is one hash holding its header, its channel versions, one
-// canonical JSON field per metadata key and its pending writes. Channel
-// values live in one hash per (thread, namespace), one field per (channel,
-// version): Put writes only the channels of newVersions, so an unchanged
-// value is never written twice, and GetTuple reads the values its versions
-// point to. Sorted sets whose members all score 0 order checkpoint IDs by
-// their bytes: the latest checkpoint is one reverse range, Before one lex
-// range, a checkpoint by ID one hash read. Package keys documents every key.
+// docs/storage-format.md is the one description of the format (version 2),
+// with test vectors in testdata/format. Each checkpoint is one hash holding
+// its header, its channel versions, one canonical JSON field per metadata
+// key and its pending writes. Channel values live in one hash per (thread,
+// namespace), one field per (channel, version): Put writes only the channels
+// of newVersions, so an unchanged value is never written twice. Sorted sets
+// whose members all score 0 order checkpoint IDs by their bytes. Every data
+// key of a thread carries its generation, named by the thread's head hash:
+// deleting, expiring or replacing a thread switches it to a new generation
+// at once, and the old one is reclaimed in bounded steps.
 //
 // # Guarantees
 //
-//   - Put, PutWrites and DeleteThread are each one atomic script and one
-//     round trip; GetTuple is one script call; List is one call per page,
-//     with the metadata filter evaluated inside Redis (two pipelined round
-//     trips per page when listing every thread of a saver with several
-//     shards).
-//   - No KEYS or SCAN: a per-shard thread registry and checkpoint index
-//     serve the listings that span threads.
+//   - Put, PutWrites and GetTuple are each one script and one round trip; a
+//     List page is one (two pipelined round trips when listing every thread
+//     of a saver with several shards), with the metadata filter evaluated
+//     inside Redis.
+//   - Bounded work: no script examines more than a fixed budget (see the
+//     work bounds of docs/storage-format.md). Whole-thread operations
+//     (DeleteThread, DeleteForRuns, Prune, CopyThread, Verify, a long
+//     DeltaChannelHistory) run in bounded steps, one round trip each; every
+//     step leaves a state readers handle, and one cut off is finished by
+//     calling it again or by Sweep. Measured on 20,000-checkpoint threads
+//     with a second client PINGing: TestBoundedAtScale.
+//   - Lost data is an error: a read that needs a key that should exist and
+//     does not (evicted, deleted by hand) fails with checkpoint.ErrDataLoss
+//     naming it; never a partial tuple, an older checkpoint as the latest, a
+//     truncated history or a shorter list. New refuses a server whose
+//     eviction policy may evict the saver's keys unless
+//     Options.AcceptEviction is set.
+//   - Validation before the first write: a refused call writes nothing.
+//   - Nothing is applied twice: Put and PutWrites carry a call token, so a
+//     call re-sent by go-redis after a lost reply changes nothing and
+//     publishes no second event; every step of a multi-step operation is
+//     idempotent.
+//   - TTL per thread: Options.TTL is a lease on the whole thread, renewed by
+//     every write (and read, with RefreshOnRead). Data keys carry no Redis
+//     TTL; an expired thread reads as not found at once and is reclaimed by
+//     later writes to its shard and by Sweep.
+//   - No KEYS or SCAN: per-shard registries and indexes serve the listings
+//     that span threads (only HSCAN and SSCAN of the saver's own hashes and
+//     sets, with a COUNT).
 //   - Every key of a thread carries its shard's hash tag, so every script
 //     touches one slot and runs on Redis Cluster.
 //   - Caller strings (thread IDs, namespaces) are escaped into keys; no
 //     thread ID or namespace can reach another thread's keys or break the
 //     hash tag. Checkpoint IDs are limited to printable ASCII without
 //     % : { } * ? [ ] \ (uuid, ULID and the like) and sort by their bytes.
-//   - With Options.TTL, the keys of a thread expire TTL after its last write.
 //
 // # Errors
 //
 // Errors wrap the sentinels of package checkpoint (ErrNotFound,
-// ErrInvalidConfig, ErrInvalidCheckpoint, ErrSerialization) or the Redis
-// error, and are matched with errors.Is. Bad input is refused before
-// anything is written.
+// ErrInvalidConfig, ErrInvalidCheckpoint, ErrSerialization, ErrDataLoss) or
+// the Redis error, and are matched with errors.Is.
 package redissaver

@@ -14,6 +14,9 @@ const (
 	DefaultEventsMaxLen        = 10_000
 	DefaultFeedMaxLen          = 100_000
 	DefaultEventsMaxValueBytes = 64 << 10
+	DefaultEventsMaxEventBytes = 64 << 10
+	DefaultEventsStreamBytes   = 64 << 20
+	DefaultEventsFeedBytes     = 512 << 20
 	DefaultEventsRetainDeleted = time.Hour
 )
 
@@ -34,6 +37,17 @@ type Events struct {
 	// IncludeValues copies the stored (serialized) values of the changed
 	// channels and of the writes into the events, each up to MaxValueBytes.
 	IncludeValues bool
+	// MaxEventBytes bounds the values one event carries, all together
+	// (default 64 KiB); values past it travel by reference.
+	MaxEventBytes int
+	// StreamBytes and FeedBytes bound, with IncludeValues, the bytes of
+	// values a thread's stream and a shard's feed hold (defaults 64 MiB and
+	// 512 MiB): their lengths are lowered to StreamBytes/(MaxEventBytes+1
+	// KiB) and FeedBytes/(MaxEventBytes+1 KiB) events (1,008 and 8,065 with
+	// the defaults) when that is below MaxLen and FeedMaxLen. Streams are
+	// trimmed by length; these make the length a byte bound too.
+	StreamBytes int64
+	FeedBytes   int64
 	// MaxValueBytes bounds a value copied into an event (default 64 KiB);
 	// larger ones are left out of the event.
 	MaxValueBytes int
@@ -55,8 +69,23 @@ func (e Events) withDefaults() (Events, error) {
 	if e.RetainDeleted == 0 {
 		e.RetainDeleted = DefaultEventsRetainDeleted
 	}
-	if e.MaxLen < 1 || e.FeedMaxLen < 1 || e.MaxValueBytes < 1 || e.RetainDeleted < time.Millisecond {
-		return e, invalidOptions("Events: MaxLen, FeedMaxLen, MaxValueBytes and RetainDeleted must be positive")
+	if e.MaxEventBytes == 0 {
+		e.MaxEventBytes = DefaultEventsMaxEventBytes
+	}
+	if e.StreamBytes == 0 {
+		e.StreamBytes = DefaultEventsStreamBytes
+	}
+	if e.FeedBytes == 0 {
+		e.FeedBytes = DefaultEventsFeedBytes
+	}
+	if e.MaxLen < 1 || e.FeedMaxLen < 1 || e.MaxValueBytes < 1 || e.MaxEventBytes < 1 || e.StreamBytes < 1 || e.FeedBytes < 1 ||
+		e.RetainDeleted < time.Millisecond {
+		return e, invalidOptions("Events: MaxLen, FeedMaxLen, MaxValueBytes, MaxEventBytes, StreamBytes, FeedBytes and RetainDeleted must be positive")
+	}
+	if e.IncludeValues {
+		per := int64(e.MaxEventBytes) + 1<<10 // values, and the rest of an event
+		e.MaxLen = max(1, min(e.MaxLen, e.StreamBytes/per))
+		e.FeedMaxLen = max(1, min(e.FeedMaxLen, e.FeedBytes/per))
 	}
 	return e, nil
 }
@@ -124,7 +153,7 @@ func (s *Saver) checkpointEvent(cfg checkpoint.Config, cp checkpoint.Checkpoint,
 		// reference ("vref:" channel, whose value is the version), up to
 		// maxEventValues fields in all; past that the event's "ch" field
 		// still names every channel, and GetTuple reads the values.
-		budget, fieldsLeft := maxEventValueBytes, maxEventValues
+		budget, fieldsLeft := s.opts.Events.MaxEventBytes, maxEventValues
 		for i := 0; i+1 < len(blobs) && fieldsLeft > 0; i += 2 {
 			ch, val := blobChannel(blobs[i]), blobs[i+1]
 			if len(val) <= s.opts.Events.MaxValueBytes && len(val) <= budget {
@@ -143,8 +172,7 @@ func (s *Saver) checkpointEvent(cfg checkpoint.Config, cp checkpoint.Checkpoint,
 // scripts pass at most a few thousand arguments to one command, and a
 // stream entry's size is memory held until it is trimmed.
 const (
-	maxEventValues     = 256
-	maxEventValueBytes = 1 << 20
+	maxEventValues = 256
 )
 
 var joinNames = codec.JoinNames

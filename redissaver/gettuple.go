@@ -41,12 +41,16 @@ func (s *Saver) GetTuple(ctx context.Context, cfg checkpoint.Config) (*checkpoin
 	if err != nil {
 		return nil, scriptErr("get tuple", err)
 	}
-	reply, ok := res.([]any)
-	if !ok || len(reply) != 4 {
+	items, ok := res.([]any)
+	if !ok || len(items) != 4 {
 		return nil, corrupt("get tuple reply of %T", res)
 	}
-	id, _ := reply[0].(string)
-	return s.decodeTuple(cfg.ThreadID, cfg.CheckpointNS, id, reply[1], reply[2], reply[3])
+	var d reply
+	id := d.str(items[0])
+	if d.err != nil {
+		return nil, d.err
+	}
+	return s.decodeTuple(cfg.ThreadID, cfg.CheckpointNS, id, items[1], items[2], items[3])
 }
 
 // getTupleCall builds the keys and arguments of get_tuple.lua.

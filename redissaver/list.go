@@ -227,7 +227,11 @@ func (s *Saver) decodeListItem(q checkpoint.ListQuery, mode string, item any) (*
 	if !ok || len(parts) != 4 {
 		return nil, corrupt("list item of %T", item)
 	}
-	member, _ := parts[0].(string)
+	var d reply
+	member := d.str(parts[0])
+	if d.err != nil {
+		return nil, d.err
+	}
 	id, thread, ns, err := parseMember(q, mode, member)
 	if err != nil {
 		return nil, err

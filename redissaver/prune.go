@@ -11,7 +11,7 @@ import (
 
 // pruneBudget is the number of namespaces, ancestors or index entries one
 // step of a PruneKeepLatest visits at most.
-const pruneBudget = 128
+const pruneBudget = 64
 
 // Prune applies strategy to each thread of threadIDs.
 //
@@ -68,7 +68,7 @@ type pruner struct {
 
 // step runs one step; gone reports a thread deleted, expired or replaced
 // since the first step.
-func (p *pruner) step(ctx context.Context, phase string, args ...any) (reply []any, gone bool, err error) {
+func (p *pruner) step(ctx context.Context, phase string, args ...any) (items []any, gone bool, err error) {
 	all := append([]any{p.call.args[0], p.call.args[1], p.gen, phase}, args...)
 	res, err := p.s.run(ctx, scripts.Prune, p.call.keys, all...).Slice()
 	if err != nil {
@@ -77,7 +77,11 @@ func (p *pruner) step(ctx context.Context, phase string, args ...any) (reply []a
 	if len(res) == 0 {
 		return nil, false, corrupt("empty prune reply")
 	}
-	g := str(res[0])
+	var d reply
+	g := d.str(res[0])
+	if d.err != nil {
+		return nil, false, d.err
+	}
 	if g == "" {
 		return nil, true, nil
 	}
@@ -94,9 +98,13 @@ func (s *Saver) pruneKeepLatest(ctx context.Context, th string) error {
 		if err != nil || gone {
 			return err
 		}
-		cursor = str(res[0])
+		var d reply
+		cursor = d.str(res[0])
 		for _, ns := range res[1:] {
-			namespaces = append(namespaces, str(ns))
+			namespaces = append(namespaces, d.str(ns))
+		}
+		if d.err != nil {
+			return d.err
 		}
 		if cursor == "0" {
 			break
@@ -118,7 +126,11 @@ func (s *Saver) pruneKeepLatest(ctx context.Context, th string) error {
 			if len(res) < 2 {
 				return corrupt("prune plan reply %v", res)
 			}
-			cursor, latest, open = str(res[0]), str(res[1]), res[2:]
+			var d reply
+			cursor, latest, open = d.str(res[0]), d.optStr(res[1]), res[2:]
+			if d.err != nil {
+				return d.err
+			}
 			if cursor == "" {
 				break
 			}
@@ -137,7 +149,10 @@ func (s *Saver) pruneKeepLatest(ctx context.Context, th string) error {
 			}
 			n, _ := res[1].(int64)
 			deleted += int(n)
-			if cursor = str(res[0]); cursor == "" {
+			var d reply
+			if cursor = d.str(res[0]); d.err != nil {
+				return d.err
+			} else if cursor == "" {
 				break
 			}
 		}

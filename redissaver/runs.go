@@ -9,7 +9,7 @@ import (
 
 // runBudget is the number of run index members one step of DeleteForRuns
 // acts on at most.
-const runBudget = 128
+const runBudget = 64
 
 // DeleteForRuns deletes every checkpoint, in every thread and namespace,
 // whose metadata "run_id" is one of runIDs, with its pending writes and the
@@ -71,7 +71,11 @@ func (s *Saver) DeleteForRuns(ctx context.Context, runIDs []string) error {
 				return corrupt("delete runs reply %v", res)
 			}
 			for j := 1; j+2 < len(res); j += 3 {
-				r := nsRef{shard: pending[i].shard, enct: str(res[j]), gen: str(res[j+1]), encns: str(res[j+2])}
+				var d reply
+				r := nsRef{shard: pending[i].shard, enct: d.str(res[j]), gen: d.str(res[j+1]), encns: d.str(res[j+2])}
+				if d.err != nil {
+					return d.err
+				}
 				if !touched[r] {
 					touched[r] = true
 					refs = append(refs, r)

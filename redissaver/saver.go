@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/graphstate/redcheck/internal/meta"
+	"github.com/graphstate/redcheck/internal/scriptrun"
 	"github.com/graphstate/redcheck/keys"
 	"github.com/graphstate/redcheck/scripts"
 	"github.com/redis/go-redis/v9"
@@ -21,8 +21,13 @@ type Saver struct {
 	ser    checkpoint.Serializer
 }
 
+// The interfaces Saver implements; a signature drift fails the build.
 var (
-	_ checkpoint.Saver = (*Saver)(nil)
+	_ checkpoint.Saver          = (*Saver)(nil)
+	_ checkpoint.RunDeleter     = (*Saver)(nil)
+	_ checkpoint.ThreadCopier   = (*Saver)(nil)
+	_ checkpoint.Pruner         = (*Saver)(nil)
+	_ checkpoint.DeltaHistorian = (*Saver)(nil)
 )
 
 // New returns a Saver that keeps its data in rdb under opts.Prefix. The
@@ -81,43 +86,19 @@ func (s *Saver) LoadScripts(ctx context.Context) error {
 // checkpoint.NextVersion.
 func (s *Saver) NextVersion(current string) string { return checkpoint.NextVersion(current) }
 
-// run runs a script: EVALSHA, and EVAL when Redis does not have it cached.
+// run runs a script once (internal/scriptrun).
 func (s *Saver) run(ctx context.Context, sc *redis.Script, keys []string, args ...any) *redis.Cmd {
-	return sc.Run(ctx, s.rdb, keys, args...)
+	return scriptrun.Run(ctx, s.rdb, sc, keys, args...)
 }
 
-// isNoScript reports whether err is Redis's NOSCRIPT error.
-func isNoScript(err error) bool {
-	return err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT")
-}
-
-// runPipelined runs one script many times in one pipeline (one round trip
-// per Redis node). When Redis lacks the script, it loads it and runs the
-// pipeline once more.
+// runPipelined runs one script many times in one pipeline
+// (internal/scriptrun).
 func (s *Saver) runPipelined(ctx context.Context, sc *redis.Script, calls []scriptCall) ([]*redis.Cmd, error) {
-	for attempt := 0; ; attempt++ {
-		pipe := s.rdb.Pipeline()
-		cmds := make([]*redis.Cmd, len(calls))
-		for i, c := range calls {
-			cmds[i] = sc.EvalSha(ctx, pipe, c.keys, c.args...)
-		}
-		_, err := pipe.Exec(ctx)
-		if err != nil && !errors.Is(err, redis.Nil) {
-			if attempt == 0 && isNoScript(err) {
-				if lerr := sc.Load(ctx, s.rdb).Err(); lerr != nil {
-					return nil, lerr
-				}
-				continue
-			}
-			for _, c := range cmds {
-				if cerr := c.Err(); cerr != nil && !errors.Is(cerr, redis.Nil) {
-					return nil, cerr
-				}
-			}
-			return nil, err
-		}
-		return cmds, nil
+	cs := make([]scriptrun.Call, len(calls))
+	for i, c := range calls {
+		cs[i] = scriptrun.Call{Keys: c.keys, Args: c.args}
 	}
+	return scriptrun.Pipelined(ctx, s.rdb, sc, cs)
 }
 
 type scriptCall struct {

@@ -57,8 +57,8 @@ func TestTTL(t *testing.T) {
 		t.Fatal(err)
 	}
 	var left []string
-	for _, k := range mr.Keys() {
-		if !strings.HasSuffix(k, ":meta") && !strings.HasSuffix(k, "}:feed") && !strings.HasSuffix(k, ":events") {
+	for _, k := range dataKeys(mr) {
+		if !strings.HasSuffix(k, "}:feed") && !strings.HasSuffix(k, ":events") {
 			left = append(left, k)
 		}
 	}

@@ -17,7 +17,8 @@ import (
 //
 // PutWrites is one atomic script and one round trip; with a TTL it renews
 // the thread's lease. Errors, all before anything is written:
-// checkpoint.ErrInvalidConfig when cfg lacks a thread or checkpoint ID;
+// checkpoint.ErrInvalidConfig when cfg lacks a thread or checkpoint ID or
+// the ID is malformed;
 // checkpoint.ErrNotFound when the checkpoint does not exist (writes always
 // belong to a stored checkpoint); checkpoint.ErrDataLoss when the
 // checkpoint's hash, the thread's head or its registry entry is missing; checkpoint.ErrInvalidCheckpoint for a value
@@ -30,7 +31,7 @@ func (s *Saver) PutWrites(ctx context.Context, cfg checkpoint.Config, writes []c
 		return invalidConfig("missing checkpoint id")
 	}
 	if err := keys.ValidateID(cfg.CheckpointID); err != nil {
-		return notFound("checkpoint %q: %v", cfg.CheckpointID, err)
+		return invalidConfig("checkpoint %q: %v", cfg.CheckpointID, err)
 	}
 	if len(writes) == 0 {
 		return nil
@@ -44,7 +45,7 @@ func (s *Saver) PutWrites(ctx context.Context, cfg checkpoint.Config, writes []c
 	event := s.eventSpec(evType, "writes", evThread, keys.Encode(th), evNS, keys.Encode(ns), evID, cfg.CheckpointID, evTask, taskID)
 	args := make([]any, 0, 8+len(event)+4*len(writes))
 	args = append(args, s.layout.ShardBase(shard), keys.Encode(th), keys.Encode(ns), cfg.CheckpointID,
-		s.opts.ttlMillis(), bound, maxEventValues, maxEventValueBytes)
+		s.opts.ttlMillis(), bound, maxEventValues, s.opts.Events.MaxEventBytes, keys.NewGen())
 	args = append(args, event...)
 	for i, w := range writes {
 		typ, data, err := s.ser.DumpsTyped(w.Value)

@@ -64,11 +64,11 @@ type Result struct {
 //
 //   - one Embedder call for the texts of every put and the query of every
 //     search (each distinct text once);
-//   - the reads first: the gets in one script per 128 (those that refresh
+//   - the reads first: the gets in one script per 64 (those that refresh
 //     apart from the others), then each search and each namespace listing
 //     as Search and ListNamespaces run them (bounded steps);
 //   - then the writes (puts and deletes), in order, in one atomic script
-//     when there are at most 64 of them (and at most 1 MiB), else in
+//     when there are at most 32 of them (and at most 256 KiB), else in
 //     several scripts of that size, one after the other.
 //
 // Reads therefore see the store as it was before the batch's writes, as

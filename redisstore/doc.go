@@ -92,20 +92,20 @@
 //
 //	Put, Delete          1 round trip, one script (plus one Embedder call for Put)
 //	Get                  1 round trip
-//	Search               1 round trip per step of the walk, then 1 per 128 items of
+//	Search               1 round trip per step of the walk, then 1 per 64 items of
 //	                     the page (none for an empty page); plus one Embedder call
 //	                     with a Query
-//	ListNamespaces       1 round trip per 500 registry members examined, stopping
+//	ListNamespaces       1 round trip per 200 registry members examined, stopping
 //	                     as soon as the page is full
-//	Batch                one script per 128 gets (per refresh setting); each search
+//	Batch                one script per 64 gets (per refresh setting); each search
 //	                     and listing as above; then the writes, one atomic script
-//	                     for up to 64 writes and 1 MiB, else several in order (an
+//	                     for up to 32 writes and 256 KiB, else several in order (an
 //	                     error then says how many writes were applied)
 //	Sweep                1 round trip per 1000 expired entries
 //
-// A step of a Search walk (store_scan.lua) reads at most 500 index
+// A step of a Search walk (store_scan.lua) reads at most 200 index
 // entries or namespaces, each with one HMGET, and returns at most about
-// 256 KiB of values and vectors. The walk visits the namespaces under the
+// 64 KiB of values and vectors. The walk visits the namespaces under the
 // prefix in registry order and each one's items newest first, resuming
 // from a cursor (namespace, UpdatedAt, key) that survives concurrent
 // writes: an item present and unchanged throughout is met once. The

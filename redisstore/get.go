@@ -66,7 +66,7 @@ func (s *Store) prepareGet(ns []string, key string, r Refresh) (getReq, error) {
 }
 
 // getChunk is the number of items one get script reads at most.
-const getChunk = 128
+const getChunk = 64
 
 // getItems reads items that share one refresh setting, getChunk per round
 // trip: nil for an absent item.

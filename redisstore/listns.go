@@ -27,7 +27,7 @@ type ListNamespacesOptions struct {
 
 // listSteps is the number of registry members one step of ListNamespaces
 // examines at most (store_list.lua).
-const listSteps = 500
+const listSteps = 200
 
 // ListNamespaces returns one page of the namespaces that hold at least one
 // live item and match opts, in order: label by label, each by its bytes, a

@@ -157,8 +157,8 @@ func prepareDelete(ns []string, key string) (*write, error) {
 // Bounds of one write script: at most writeChunk operations and about
 // writeBytes bytes of values and vectors (one operation may exceed it).
 const (
-	writeChunk = 64
-	writeBytes = 1 << 20
+	writeChunk = 32
+	writeBytes = 256 << 10
 )
 
 // applyWrites embeds and then applies ws, in order: one script call for up

@@ -95,8 +95,9 @@ func checkRoundTrips(t *testing.T, rdb *redis.Client) {
 		// trips per search (a walk of one step, then the page's items; 3 of
 		// the 20 pages are empty) and one per listing.
 		{"Batch of 40 reads", 2 + 20*2 - 3 + 10, func() error { _, err := s.Batch(ctx, ops(40, reads)); return err }},
-		{"Batch of 40 writes", 1, func() error { _, err := s.Batch(ctx, ops(40, writes)); return err }},
-		{"Batch of 40 reads and 40 writes", 2 + 20*2 - 3 + 10 + 1, func() error {
+		// Writes: one script per 32 (writeChunk).
+		{"Batch of 40 writes", 2, func() error { _, err := s.Batch(ctx, ops(40, writes)); return err }},
+		{"Batch of 40 reads and 40 writes", 2 + 20*2 - 3 + 10 + 2, func() error {
 			_, err := s.Batch(ctx, append(ops(40, writes), ops(40, reads)...))
 			return err
 		}},

@@ -12,8 +12,8 @@ import (
 // returns at most about scanBytes bytes of values and vectors, which keeps
 // it within a few milliseconds of Redis time (see the package doc).
 const (
-	scanSteps = 500
-	scanBytes = 256 << 10
+	scanSteps = 200
+	scanBytes = 64 << 10
 )
 
 type scanEntry struct {

@@ -56,7 +56,7 @@ type SearchOptions struct {
 // Search walks the items under the prefix in bounded steps (one round trip
 // each, see the package doc for the bounds), ranks and filters them in the
 // client, keeping only the best Offset+Limit, then reads the page's items
-// (one more round trip per 128 items), extending their TTLs when asked.
+// (one more round trip per 64 items), extending their TTLs when asked.
 // Without a filter or a query, it reads at most Offset+Limit index entries
 // per namespace. The walk is not a snapshot: an item written while it runs
 // may or may not be seen; when an item of the page changed or left before

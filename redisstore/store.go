@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 
+	"github.com/graphstate/redcheck/internal/scriptrun"
 	"github.com/graphstate/redcheck/scripts"
 	"github.com/redis/go-redis/v9"
 )
@@ -60,5 +61,5 @@ var storeScripts = []*redis.Script{scripts.StoreWrite, scripts.StoreGet, scripts
 // run runs a script on the store's slot: EVALSHA, then EVAL when Redis does
 // not have it cached.
 func (s *Store) run(ctx context.Context, sc *redis.Script, args []any) *redis.Cmd {
-	return sc.Run(ctx, s.rdb, []string{s.registry}, args...)
+	return scriptrun.Run(ctx, s.rdb, sc, []string{s.registry}, args...)
 }

@@ -57,14 +57,20 @@ end
 --   'none'    no such thread;
 --   'expired' its lease ran out: readers see no thread, writers start a new generation
 --             (gen, when the head still exists, is the generation to retire);
---   'lost'    its head or its registry entry is missing while the other exists: detail
+--   'lost'    its head or its registry entry is missing while the other exists, or the
+--             shard's registry lost its marker member "" (the whole zset was lost): detail
 --             names the missing key.
 local function thread_state(sb, enct, now)
   local head = sb .. 't:' .. enct
   local h = redis.call('HMGET', head, 'g', 'exp')
   local reg = redis.call('ZSCORE', sb .. 'threads', enct)
   if not h[1] then
-    if not reg then return nil, 'none' end
+    if not reg then
+      -- The registry holds the marker member "" from the prefix's creation on (no thread is ""): a
+      -- registry without it was lost whole, with the entries of threads that may exist.
+      if not redis.call('ZSCORE', sb .. 'threads', '') then return nil, 'lost', 'thread registry ' .. sb .. 'threads' end
+      return nil, 'none'
+    end
     local e = tonumber(reg)
     if e > 0 and e <= now then return nil, 'expired' end
     return nil, 'lost', 'thread head ' .. head

@@ -41,9 +41,13 @@ local nb = gb .. ':n:' .. encns
 local cp = nb .. ':cp:' .. id
 local member = id .. '\0' .. enct .. '\0' .. encns .. '\0' .. gen
 
--- Checks, before the first write.
+-- Checks, before the first write. A live generation missing an index or its namespace set would be
+-- rebuilt short by this write and then read as complete: it is lost data instead.
 local old = {false, false, false, false}
 if not newgen then
+  local lost = check_gen(gb, encns)
+  if lost then return lost end
+  if redis.call('EXISTS', gb .. ':idx') == 0 then return dataloss('thread index ' .. gb .. ':idx') end
   old = redis.call('HMGET', cp, 'v', 'p', 'o', 'r')
   if old[1] then
     if old[3] == ARGV[7] then return 2 end
@@ -67,6 +71,11 @@ if #unchanged > 0 then
   if not newgen then have = chunked('HMGET', nb .. ':blobs', unchanged, 1000) end
   for i = 1, #unchanged do
     if not have[i] then
+      -- A values hash gone whole while the namespace has checkpoints was lost (eviction removes keys,
+      -- not fields); a field missing from an existing hash was never written.
+      if not newgen and redis.call('EXISTS', nb .. ':blobs') == 0 and redis.call('EXISTS', nb .. ':idx') == 1 then
+        return dataloss('values hash ' .. nb .. ':blobs')
+      end
       return redis.error_reply('NOVALUE channel version ' .. unchanged[i] .. ' has no stored value in its namespace: ' ..
         'list it in newVersions')
     end

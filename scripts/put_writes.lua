@@ -13,7 +13,8 @@
 -- ARGV[7] the most values to copy into the event
 -- ARGV[8] the most bytes of values to copy into the event, all values together (values past either
 --         bound are left out of the event; its "ch" field still names every channel written)
--- ARGV[9 ..] event spec: stream maxlen (0: no event), feed maxlen, e, then e event field/value pairs
+-- ARGV[9] call token: a re-sent call (same token as the checkpoint's field "ow") changes nothing
+-- ARGV[10 ..] event spec: stream maxlen (0: no event), feed maxlen, e, then e event field/value pairs
 -- then quadruples: field, value, mode, channel; mode "o" overwrites (special channels),
 --            "n" inserts only if the field is absent (regular writes: idempotent)
 -- Returns: the number of writes stored. Errors, raised before anything is written: "NOTFOUND ..." when the
@@ -35,7 +36,8 @@ if redis.call('HEXISTS', cp, 'v') == 0 then
   return redis.error_reply('NOTFOUND checkpoint does not exist')
 end
 
-local maxlen, feedmaxlen, event, at = event_spec(9)
+if redis.call('HGET', cp, 'ow') == ARGV[9] then return 0 end
+local maxlen, feedmaxlen, event, at = event_spec(10)
 local written, channels, copied = 0, {}, 0
 for i = at, #ARGV, 4 do
   local ok
@@ -57,6 +59,7 @@ for i = at, #ARGV, 4 do
     end
   end
 end
+redis.call('HSET', cp, 'ow', ARGV[9])
 if ttl > 0 then touch(sb, enct, ttl, now) end
 if written > 0 and maxlen > 0 then
   event[#event + 1] = 'ch'

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/graphstate/redcheck/keys"
 	"github.com/redis/go-redis/v9"
 )
@@ -58,6 +59,9 @@ func (s *Subscriber) DeadLetter(stream, group string) string {
 }
 
 // Consume runs consumer of group until ctx ends, then returns ctx's error.
+// It first reads the prefix's meta key, and returns an error wrapping
+// checkpoint.ErrInvalidConfig at once when the prefix was written with
+// another shard count than Options.Shards (or another storage format).
 // It creates the group on every stream it reads when missing. Events are
 // handled one at a time, in order within a stream.
 //
@@ -98,7 +102,14 @@ func (s *Subscriber) Consume(ctx context.Context, group, consumer string, handle
 	c := &consumer_{s: s, group: group, name: consumer, handler: handler, opts: opts, streams: streams,
 		lastSeen: map[string]string{}, claimFrom: map[string]string{}}
 	for {
-		if err := c.createGroups(ctx); err == nil {
+		err := s.checkMeta(ctx)
+		if errors.Is(err, checkpoint.ErrInvalidConfig) {
+			return err
+		}
+		if err == nil {
+			err = c.createGroups(ctx)
+		}
+		if err == nil {
 			break
 		} else if ctx.Err() != nil {
 			return ctx.Err()

@@ -17,6 +17,13 @@
 // past it is lost or repeated, as long as Redis kept it; when Redis did not,
 // the subscription says so (see Gaps).
 //
+// Options.Prefix and Options.Shards must be the saver's: Subscribe and
+// Consume first read the prefix's meta key (written by redissaver.New), and
+// a prefix written with another shard count or storage format is an error
+// wrapping checkpoint.ErrInvalidConfig (Subscribe yields it and ends,
+// Consume returns it), never a subscription that silently receives
+// nothing. A prefix without a meta key (nothing written yet) is accepted.
+//
 // Order: a thread's events arrive in the order of its writes. Across
 // threads, events of one shard arrive in order; events of different shards
 // interleave.
@@ -106,18 +113,19 @@
 //   - Per group and stream: a dead-letter stream of at most 10,100 entries,
 //     each an event plus about 100 bytes (its origin stream, ID and
 //     delivery count).
-//   - With IncludeValues, an event also carries, inline, each changed
-//     channel's (or each write's) stored value up to the saver's inline
-//     limit: values above it are left out or published by reference
-//     (ValueRefs: a "vref:<channel>" field holding the version, a few dozen
-//     bytes; read the value with the saver's GetTuple). The worst case is
-//     the lengths above times channels per event times that limit: with
-//     MaxValueBytes 64 KiB and nothing published by reference, 10,100 × 64
-//     KiB ≈ 660 MB per thread and 100,100 × 64 KiB ≈ 6.6 GB per shard for
-//     each channel, which is why values belong inline only when small:
-//     lower MaxValueBytes (and the saver's by-reference threshold) to what
-//     a dashboard needs. TestValueStreamsBounded checks the length and
-//     per-entry bounds under a long run.
+//   - With IncludeValues (redissaver.Events), an event also carries,
+//     inline, the stored values of its changed channels (or writes), each
+//     up to MaxValueBytes (64 KiB) and all together up to MaxEventBytes
+//     (64 KiB), at most 256 of them; the other channels' values travel by
+//     reference (ValueRefs: a "vref:<channel>" field holding the version, a
+//     few dozen bytes; read the value with the saver's GetTuple). The saver
+//     then also bounds the streams by bytes: their lengths drop to
+//     StreamBytes (64 MiB) and FeedBytes (512 MiB) divided by MaxEventBytes
+//     plus 1 KiB, that is 1,008 events per thread and 8,065 per shard feed
+//     with the defaults. Worst case with the defaults and Redis's macro
+//     nodes: about 72 MB per thread stream and 520 MB per shard feed.
+//     TestValueStreamsBounded checks the length and per-entry bounds under
+//     a long run.
 //
 // # Redis Cluster
 //

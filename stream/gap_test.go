@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/graphstate/redcheck/checkpoint"
 	"slices"
 	"strings"
 	"sync"
@@ -216,6 +217,7 @@ func subscribeAfterLoss(t *testing.T, rdb redis.UniversalClient, lose func()) {
 		waitFor(t, "the events before the loss", func() bool { seq, _ := log.snapshot(); return len(seq) >= len(before) })
 		lose()
 		time.Sleep(200 * time.Millisecond) // let the subscription notice
+		s = reopen(t, rdb, s)
 		after := putN(t, s, "lost", 3)
 		waitFor(t, "the events after the loss", func() bool { seq, _ := log.snapshot(); return len(seq) >= 6 })
 		time.Sleep(200 * time.Millisecond)
@@ -251,6 +253,7 @@ func consumeAfterLoss(t *testing.T, rdb redis.UniversalClient, lose func()) {
 		waitFor(t, "the events before the loss", func() bool { return h.count() == 2 })
 		lose()
 		t0 := time.Now()
+		s = reopen(t, rdb, s)
 		after := putN(t, s, "lost", 3)
 		waitFor(t, "the events after the loss", func() bool { return h.count() == 5 })
 		t.Logf("thread %q: recovered in %v", thread, time.Since(t0).Round(time.Millisecond))
@@ -422,4 +425,20 @@ func TestGapError(t *testing.T) {
 			t.Errorf("JSON %s lacks %s", data, want)
 		}
 	}
+}
+
+// reopen is what a writer does once Redis lost everything: its Puts fail
+// with checkpoint.ErrDataLoss (the shard registries lost their markers);
+// a new Saver on the prefix creates it again.
+func reopen(t *testing.T, rdb redis.UniversalClient, s *redissaver.Saver) *redissaver.Saver {
+	t.Helper()
+	if _, err := s.Put(context.Background(), checkpoint.Config{ThreadID: "lost"}, checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID()}, nil, nil); !errors.Is(err, checkpoint.ErrDataLoss) {
+		t.Fatalf("Put after the loss: %v, want ErrDataLoss", err)
+	}
+	o := redissaver.Options{Prefix: s.Layout().Prefix(), Shards: s.Layout().Shards(), AcceptEviction: true}
+	again, err := redissaver.New(context.Background(), rdb, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return again
 }

@@ -139,10 +139,10 @@ func everyWriteAnnounced(t *testing.T, rdb redis.UniversalClient) {
 	}
 	c := own[0]
 	if c.ThreadID != th || c.CheckpointNS != "sub:1" || c.CheckpointID != cp.ID || c.ParentID != parent || c.Step != 3 ||
-		c.Source != "loop" || c.RunID != "run-1" || c.TS != "ts-1" || fmt.Sprint(c.Channels) != "[messages]" {
+		c.Source != "loop" || c.RunID != "run-1" || c.TS != "ts-1" || fmt.Sprint(c.Channels) != "[cfg messages]" {
 		t.Errorf("checkpoint event %+v", c)
 	}
-	if v := fmt.Sprint(c.Values); v != "map[messages:[hi]]" {
+	if v := fmt.Sprint(c.Values); v != "map[cfg:1 messages:[hi]]" {
 		t.Errorf("checkpoint event values %s", v)
 	}
 	w := own[1]

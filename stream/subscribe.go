@@ -7,6 +7,7 @@ import (
 	"iter"
 	"time"
 
+	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/graphstate/redcheck/keys"
 	"github.com/redis/go-redis/v9"
 )
@@ -40,6 +41,12 @@ type Query struct {
 // ErrGap), before the events that follow it; its Cursor resumes after the
 // gap. Blocking reads use a connection of their own (see
 // Options.BlockingClient).
+//
+// Before its first read, Subscribe reads the prefix's meta key: when the
+// prefix was written with another shard count than Options.Shards (or
+// another storage format), it yields one error wrapping
+// checkpoint.ErrInvalidConfig and ends, rather than read streams no saver
+// writes.
 func (s *Subscriber) Subscribe(ctx context.Context, q Query) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		streams, err := s.streams(q.ThreadID)
@@ -47,12 +54,16 @@ func (s *Subscriber) Subscribe(ctx context.Context, q Query) iter.Seq2[Event, er
 			yield(Event{}, err)
 			return
 		}
-		ids, err := s.start(ctx, q, streams)
+		ids, err := s.begin(ctx, q, streams)
 		for err != nil {
+			if errors.Is(err, checkpoint.ErrInvalidConfig) {
+				yield(Event{}, err)
+				return
+			}
 			if ctx.Err() != nil || !yield(Event{}, err) || !sleep(ctx, s.opts.MaxBackoff) {
 				return
 			}
-			ids, err = s.start(ctx, q, streams)
+			ids, err = s.begin(ctx, q, streams)
 		}
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
@@ -95,6 +106,15 @@ func (s *Subscriber) Subscribe(ctx context.Context, q Query) iter.Seq2[Event, er
 			}
 		}
 	}
+}
+
+// begin checks the prefix's meta key, then finds where the subscription
+// starts.
+func (s *Subscriber) begin(ctx context.Context, q Query, streams []string) ([]string, error) {
+	if err := s.checkMeta(ctx); err != nil {
+		return nil, err
+	}
+	return s.start(ctx, q, streams)
 }
 
 // Position returns the current end of the events of a thread ("" for every

@@ -12,14 +12,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/graphstate/redcheck/keys"
 	"github.com/graphstate/redcheck/stream"
 )
 
 // runTail is "redcheck tail": it follows the events a saver publishes and
 // prints each as it arrives, one line each, until ctx ends (SIGINT). Exit
-// status 0 when stopped, 2 on a usage error or when Redis cannot be
-// reached at the start; later Redis errors are printed and the
+// status 0 when stopped, 2 on a usage error, when Redis cannot be reached
+// at the start, or when the prefix was written with another shard count
+// (or storage format) than --shards; later Redis errors are printed and the
 // subscription reconnects. A gap (events Redis no longer holds) is a line
 // of the output, in order, like an event.
 func runTail(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -85,6 +87,12 @@ func runTail(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		case <-ctx.Done():
 			return exitOK
 		case it := <-items:
+			if errors.Is(it.err, checkpoint.ErrInvalidConfig) {
+				// Another shard count or storage format than the prefix's:
+				// the subscription ended; nothing would ever arrive.
+				fmt.Fprintf(stderr, "redcheck tail: %v\n", it.err)
+				return exitUsage
+			}
 			if it.err != nil && !errors.Is(it.err, stream.ErrGap) {
 				fmt.Fprintf(stderr, "redcheck tail: %v\n", it.err)
 				continue

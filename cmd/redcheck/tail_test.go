@@ -260,3 +260,27 @@ func TestTailGap(t *testing.T) {
 		t.Errorf("output:\n%s", out)
 	}
 }
+
+// TestTailShardMismatch: tail with another shard count than the prefix was
+// written with prints the mismatch and exits 2 at once, instead of
+// following feeds no saver writes.
+func TestTailShardMismatch(t *testing.T) {
+	_, rdb := redistest.Mini(t)
+	prefix := redistest.Prefix(t)
+	if _, err := redissaver.New(context.Background(), rdb, redissaver.Options{AcceptEviction: true, Prefix: prefix, Shards: 4}); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"--shards", "16"},
+		{}, // the default, 16
+		{"--shards", "2", "--thread", "t"},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		var out, errs syncBuffer
+		code := run(ctx, append([]string{"tail", "--url", "redis://" + rdb.Options().Addr, "--prefix", prefix}, args...), &out, &errs)
+		cancel()
+		if code != exitUsage || !strings.Contains(errs.String(), "written with 4 shards") || out.String() != "" {
+			t.Errorf("tail %q: exit %d, stderr %q, stdout %q; want exit 2 naming the prefix's 4 shards", args, code, errs.String(), out.String())
+		}
+	}
+}

@@ -23,40 +23,61 @@ const (
 
 // Ensure checks the meta key of layout's prefix against the layout: the
 // storage format must be keys.FormatVersion and the shard count the
-// layout's. With create, a missing meta key is written first (a new prefix);
-// without, a missing key is accepted (nothing was written yet). A mismatch
-// is an error wrapping checkpoint.ErrInvalidConfig that names both values.
+// layout's. With create, a missing meta key makes a new prefix (the shard
+// registries' markers, then the meta key); without, a missing key is
+// accepted (nothing was written yet). A mismatch is an error wrapping
+// checkpoint.ErrInvalidConfig that names both values.
 func Ensure(ctx context.Context, rdb redis.UniversalClient, l keys.Layout, create bool) error {
 	key := l.Meta()
-	var got map[string]string
-	if create {
-		var all *redis.MapStringStringCmd
-		cmds, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			p.HSetNX(ctx, key, FieldFormat, keys.FormatVersion)
-			p.HSetNX(ctx, key, FieldShards, l.Shards())
-			all = p.HGetAll(ctx, key)
+	got, err := rdb.HGetAll(ctx, key).Result()
+	if err != nil {
+		return fmt.Errorf("redcheck: meta key %s: %w", key, err)
+	}
+	if len(got) == 0 {
+		if !create {
 			return nil
-		})
-		for _, c := range cmds { // the cause of an EXECABORT (NOPERM, say)
-			if cerr := c.Err(); cerr != nil && !redis.HasErrorPrefix(cerr, "EXECABORT") {
-				err = cerr
-				break
-			}
 		}
-		if err != nil {
-			return fmt.Errorf("redcheck: meta key %s: %w", key, err)
-		}
-		got = all.Val()
-	} else {
-		var err error
-		if got, err = rdb.HGetAll(ctx, key).Result(); err != nil {
-			return fmt.Errorf("redcheck: meta key %s: %w", key, err)
-		}
-		if len(got) == 0 {
-			return nil
+		if got, err = createPrefix(ctx, rdb, l); err != nil {
+			return err
 		}
 	}
 	return compare(key, got, l)
+}
+
+// RegistryMarker is the member every shard registry holds from the creation
+// of its prefix on (no thread ID encodes to ""): a registry without it was
+// lost whole, and the threads it listed cannot be told from new ones.
+const RegistryMarker = ""
+
+// createPrefix writes a new prefix: first the marker of every shard
+// registry, then the meta key (so a prefix whose meta key exists has every
+// marker). It returns the meta key's fields.
+func createPrefix(ctx context.Context, rdb redis.UniversalClient, l keys.Layout) (map[string]string, error) {
+	pipe := rdb.Pipeline()
+	for n := 0; n < l.Shards(); n++ {
+		pipe.ZAddNX(ctx, l.Threads(n), redis.Z{Score: 0, Member: RegistryMarker})
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, fmt.Errorf("redcheck: shard registries of %q: %w", l.Prefix(), err)
+	}
+	key := l.Meta()
+	var all *redis.MapStringStringCmd
+	cmds, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.HSetNX(ctx, key, FieldFormat, keys.FormatVersion)
+		p.HSetNX(ctx, key, FieldShards, l.Shards())
+		all = p.HGetAll(ctx, key)
+		return nil
+	})
+	for _, c := range cmds { // the cause of an EXECABORT (NOPERM, say)
+		if cerr := c.Err(); cerr != nil && !redis.HasErrorPrefix(cerr, "EXECABORT") {
+			err = cerr
+			break
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("redcheck: meta key %s: %w", key, err)
+	}
+	return all.Val(), nil
 }
 
 func compare(key string, got map[string]string, l keys.Layout) error {

@@ -48,6 +48,13 @@ func TestStartStopAndServerTime(t *testing.T) {
 	if calls, usecs := redisserver.ScriptStats(rdb); calls != calls0+3 || usecs < 0 {
 		t.Errorf("ScriptStats = %d calls, %d µs; want %d calls", calls, usecs, calls0+3)
 	}
+	// A command run by a script is counted under its own name too.
+	if err := rdb.Eval(ctx, "return redis.call('GET', KEYS[1])", []string{"k"}).Err(); err != nil && err != redis.Nil {
+		t.Fatal(err)
+	}
+	if stats, err := redisserver.CommandStats(rdb); err != nil || stats["eval"].Calls != calls0+4 || stats["get"].Calls != 1 {
+		t.Errorf("CommandStats = %v, %v; want eval %d calls, get 1", stats, err, calls0+4)
+	}
 	if cpu := redisserver.MainThreadCPU(rdb); cpu <= 0 {
 		t.Errorf("MainThreadCPU = %v, want > 0", cpu)
 	}
