@@ -10,10 +10,12 @@ export type Reply = null | number | Buffer | string | Reply[];
 // from createCluster (told apart by the cluster's "masters").
 interface ClientLike {
   sendCommand(args: Arg[], options?: unknown): Promise<unknown>;
+  multi(): { addCommand(args: Arg[]): unknown; exec(): Promise<unknown[]> };
 }
 interface ClusterLike {
   masters: unknown[];
   sendCommand(firstKey: Arg | undefined, isReadonly: boolean | undefined, args: Arg[], options?: unknown): Promise<unknown>;
+  multi(routing?: Arg): { addCommand(firstKey: Arg | undefined, isReadonly: boolean | undefined, args: Arg[]): unknown; exec(): Promise<unknown[]> };
 }
 
 /** A node-redis v5 client (createClient) or cluster (createCluster), connected. */
@@ -38,6 +40,18 @@ export class Conn {
       return (this.#client as ClusterLike).sendCommand(firstKey, false, args, { typeMapping }) as Promise<Reply>;
     }
     return (this.#client as ClientLike).sendCommand(args, { typeMapping }) as Promise<Reply>;
+  }
+
+  /** transaction runs commands on one key in MULTI/EXEC (on a cluster, at key's node). */
+  async transaction(key: string, cmds: Arg[][]): Promise<Reply[]> {
+    if (this.cluster) {
+      const m = (this.#client as ClusterLike).multi(key);
+      for (const c of cmds) m.addCommand(key, false, c);
+      return (await m.exec()) as Reply[];
+    }
+    const m = (this.#client as ClientLike).multi();
+    for (const c of cmds) m.addCommand(c);
+    return (await m.exec()) as Reply[];
   }
 
   /**

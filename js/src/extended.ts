@@ -9,10 +9,10 @@ import { encode, newGen, validateRunID, validateThreadID, type Layout } from "./
 import { joinNames } from "./codec.js";
 import { scripts } from "./scripts.js";
 
-const RUN_BUDGET = 128;
-const COLLECT_BUDGET = 128;
-const PRUNE_BUDGET = 128;
-const COPY_BUDGET = 64;
+const RUN_BUDGET = 64;
+const COLLECT_BUDGET = 64;
+const PRUNE_BUDGET = 64;
+const COPY_BUDGET = 32;
 const COPY_GRACE_MS = 10 * 60_000;
 
 /** What the operations need of the saver. */

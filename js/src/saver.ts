@@ -28,7 +28,6 @@ import {
   CorruptError,
   InvalidCheckpointError,
   InvalidConfigError,
-  NotFoundError,
   RedcheckError,
   scriptError,
 } from "./errors.js";
@@ -50,6 +49,16 @@ export interface EventOptions {
   includeValues?: boolean;
   /** The largest value copied into an event, in bytes (default 64 KiB). */
   maxValueBytes?: number;
+  /** The bytes of values one event carries, all together (default 64 KiB); values past it travel by reference. */
+  maxEventBytes?: number;
+  /**
+   * With includeValues, the bytes of values a thread's stream and a shard's
+   * feed hold (defaults 64 MiB and 512 MiB): their lengths are lowered to
+   * streamBytes / (maxEventBytes + 1 KiB) and feedBytes / (maxEventBytes + 1 KiB)
+   * events when that is below maxLen and feedMaxLen (Go: Events.StreamBytes, FeedBytes).
+   */
+  streamBytes?: number;
+  feedBytes?: number;
   /** How long a deleted thread's stream stays, in milliseconds (default 1 h). */
   retainDeletedMs?: number;
 }
@@ -92,13 +101,17 @@ const DEFAULTS = {
   maxLen: 10_000,
   feedMaxLen: 100_000,
   maxValueBytes: 64 << 10,
+  maxEventBytes: 64 << 10,
+  streamBytes: 64 << 20,
+  feedBytes: 512 << 20,
   retainDeletedMs: 3_600_000,
 };
 const SCAN_BUDGET = 1024;
-const RECLAIM_BUDGET = 128;
+const RECLAIM_BUDGET = 64;
 const DELTA_BUDGET = 250;
 const MAX_EVENT_VALUES = 256;
-const MAX_EVENT_VALUE_BYTES = 1 << 20;
+/** The member every shard's thread registry holds from the prefix's creation on (Go: meta.RegistryMarker). */
+const REGISTRY_MARKER = "";
 /** The version a migrated pending-sends channel gets in a checkpoint with no versions (Go: checkpoint.MigratedTasksVersion). */
 const MIGRATED_TASKS_VERSION = "000000000001.00000000";
 
@@ -146,6 +159,9 @@ export class RedcheckSaver extends BaseCheckpointSaver {
         feedMaxLen: ev.feedMaxLen ?? DEFAULTS.feedMaxLen,
         includeValues: ev.includeValues ?? false,
         maxValueBytes: ev.maxValueBytes ?? DEFAULTS.maxValueBytes,
+        maxEventBytes: ev.maxEventBytes ?? DEFAULTS.maxEventBytes,
+        streamBytes: ev.streamBytes ?? DEFAULTS.streamBytes,
+        feedBytes: ev.feedBytes ?? DEFAULTS.feedBytes,
         retainDeletedMs: ev.retainDeletedMs ?? DEFAULTS.retainDeletedMs,
       },
     };
@@ -154,8 +170,14 @@ export class RedcheckSaver extends BaseCheckpointSaver {
     if (!Number.isInteger(o.pageSize) || o.pageSize < 1 || o.pageSize > SCAN_BUDGET) throw new InvalidConfigError(`pageSize must be 1 to ${SCAN_BUDGET}`);
     if (o.missingValues !== "error" && o.missingValues !== "absent") throw new InvalidConfigError('missingValues must be "error" or "absent"');
     const e = o.events;
-    if (!(e.maxLen >= 1 && e.feedMaxLen >= 1 && e.maxValueBytes >= 1 && e.retainDeletedMs >= 1)) {
-      throw new InvalidConfigError("events: maxLen, feedMaxLen, maxValueBytes and retainDeletedMs must be positive");
+    if (!(e.maxLen >= 1 && e.feedMaxLen >= 1 && e.maxValueBytes >= 1 && e.maxEventBytes >= 1 && e.streamBytes >= 1 &&
+      e.feedBytes >= 1 && e.retainDeletedMs >= 1)) {
+      throw new InvalidConfigError("events: maxLen, feedMaxLen, maxValueBytes, maxEventBytes, streamBytes, feedBytes and retainDeletedMs must be positive");
+    }
+    if (e.includeValues) {
+      const per = e.maxEventBytes + 1024; // values, and the rest of an event
+      e.maxLen = Math.max(1, Math.min(e.maxLen, Math.floor(e.streamBytes / per)));
+      e.feedMaxLen = Math.max(1, Math.min(e.feedMaxLen, Math.floor(e.feedBytes / per)));
     }
     this.#opts = o;
   }
@@ -214,12 +236,26 @@ export class RedcheckSaver extends BaseCheckpointSaver {
         throw new InvalidConfigError(`the server's maxmemory-policy ${JSON.stringify(policy)} may evict the saver's keys; use noeviction or a volatile-* policy, or set acceptEviction`);
       }
     }
+    // A new prefix (no meta key): every shard's registry gets its marker member "" first (no thread is
+    // ""; a registry without it was lost whole: thread_state in lib.lua), then the meta key, in one
+    // MULTI, as the Go side's internal/meta does.
     const key = this.layout.meta();
-    await this.#conn.send(key, ["HSETNX", key, "format", String(FORMAT_VERSION)]);
-    await this.#conn.send(key, ["HSETNX", key, "shards", String(this.layout.shards)]);
-    const flat = arr(await this.#conn.send(key, ["HGETALL", key]));
-    const got: Record<string, string> = {};
-    for (let i = 0; i + 1 < flat.length; i += 2) got[str(flat[i])] = str(flat[i + 1]);
+    const hash = (flat: Reply[]) => {
+      const got: Record<string, string> = {};
+      for (let i = 0; i + 1 < flat.length; i += 2) got[str(flat[i])] = str(flat[i + 1]);
+      return got;
+    };
+    let got = hash(arr(await this.#conn.send(key, ["HGETALL", key])));
+    if (Object.keys(got).length === 0) {
+      await Promise.all(Array.from({ length: this.layout.shards }, (_, n) =>
+        this.#conn.send(this.layout.threads(n), ["ZADD", this.layout.threads(n), "NX", "0", REGISTRY_MARKER])));
+      const replies = await this.#conn.transaction(key, [
+        ["HSETNX", key, "format", String(FORMAT_VERSION)],
+        ["HSETNX", key, "shards", String(this.layout.shards)],
+        ["HGETALL", key],
+      ]);
+      got = hash(flatHash(replies[2]));
+    }
     if (got.format !== String(FORMAT_VERSION)) {
       throw new InvalidConfigError(`prefix ${JSON.stringify(this.layout.prefix)} holds storage format ${JSON.stringify(got.format)} (meta key ${key}); this version reads format ${FORMAT_VERSION}`);
     }
@@ -368,7 +404,7 @@ export class RedcheckSaver extends BaseCheckpointSaver {
     if (typeof md.run_id === "string") ev.push("run", md.run_id);
     ev.push("ch", joinNames(Object.keys(fresh).sort(byteOrder)));
     if (this.#opts.events.includeValues) {
-      let budget = MAX_EVENT_VALUE_BYTES;
+      let budget = this.#opts.events.maxEventBytes;
       let left = MAX_EVENT_VALUES;
       for (let i = 0; i + 1 < blobs.length && left > 0; i += 2) {
         const val = blobs[i + 1]!;
@@ -394,14 +430,15 @@ export class RedcheckSaver extends BaseCheckpointSaver {
     const id = str(config.configurable?.checkpoint_id ?? "");
     if (id === "") throw new InvalidConfigError("putWrites: missing checkpoint_id");
     const bad = validateID(id);
-    if (bad) throw new NotFoundError(`checkpoint ${JSON.stringify(id)}: ${bad}`);
+    if (bad) throw new InvalidConfigError(`checkpoint ${JSON.stringify(id)}: ${bad}`);
     if (writes.length === 0) return;
     await this.setup();
     const shard = this.layout.shard(thread);
     const bound = this.#opts.events.includeValues ? this.#opts.events.maxValueBytes : -1;
     const event = this.#eventSpec(this.#opts.events.disabled ? [] : ["t", "writes", "th", encode(thread), "ns", encode(ns), "id", id, "task", taskId]);
+    // The call token: a call sent again (see below) after one that stored the writes changes nothing.
     const args: Arg[] = [this.layout.shardBase(shard), encode(thread), encode(ns), id, String(this.#opts.ttl),
-      String(bound), String(MAX_EVENT_VALUES), String(MAX_EVENT_VALUE_BYTES), ...event];
+      String(bound), String(MAX_EVENT_VALUES), String(this.#opts.events.maxEventBytes), newGen(), ...event];
     for (let i = 0; i < writes.length; i++) {
       const [channel, value] = writes[i]!;
       const [t, d] = await dumpsTyped(this.serde, value);
@@ -958,6 +995,13 @@ class Walk {
 }
 
 /** Members, IDs and encoded names are ASCII: compared as Redis compares bytes. */
+/** flatHash reads an HGETALL reply given as field/value pairs or, inside MULTI, as an object. */
+function flatHash(r: unknown): Reply[] {
+  if (Array.isArray(r)) return r as Reply[];
+  if (r && typeof r === "object") return Object.entries(r as Record<string, Reply>).flat();
+  return [];
+}
+
 function latinCompare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
