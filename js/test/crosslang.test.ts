@@ -136,7 +136,7 @@ describe.skipIf(!haveGo)("cross-language", () => {
     writeFileSync(join(dir, "js_written.json"), JSON.stringify({ prefix, shards, ...expected }, null, 1));
 
     // The Go half: scripts, Go writes, Go reads what JS wrote (GetTuple, List, DeltaChannelHistory, Subscribe, Check).
-    const go = spawnSync("go", ["test", "-count=1", "-run", "^TestCrossLang(Scripts|GoWrites|JSReads)$", "-v", "./redissaver/"], {
+    const go = spawnSync("go", ["test", "-race", "-count=1", "-run", "^TestCrossLang(Scripts|GoWrites|JSReads)$", "-v", "./redissaver/"], {
       cwd: repo, encoding: "utf8", timeout: 540_000,
       env: { ...process.env, REDIS_URL: url, REDCHECK_CROSSLANG: dir, REDCHECK_JS_LUA: join(here, "..", "lua") },
     });
