@@ -17,7 +17,7 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Where `make cover` writes its profile (outside the tree by default).
 COVERPROFILE ?= $(or $(TMPDIR),/tmp)/redcheck.coverprofile
 
-.PHONY: scale help demo test test-race test-floor soak test-short test-cluster lint fuzz fuzz-ci bench bench-quick bench-go cover
+.PHONY: scale help demo test test-race test-floor soak test-short test-cluster test-js lint fuzz fuzz-ci bench bench-quick bench-go cover
 
 help: ## List the targets
 	@echo "usage: make TARGET [FUZZTIME=60s]"
@@ -48,6 +48,18 @@ test-floor: ## go vet, then all tests (no race detector) on the floor toolchain 
 
 test-cluster: ## Redis Cluster tests (3+3 local cluster: kit, failover, ...), race detector
 	REDCHECK_CLUSTER=1 $(GO) test -race -count=1 -run Cluster ./...
+
+# The TypeScript client (js/) and its example: npm ci (exact versions from
+# the lockfiles), the build (which copies scripts/*.lua), then vitest: format
+# vectors, the LangGraph.js validation suite on a redis-server and on a local
+# 3+3 Redis Cluster, the cross-language tests with the Go saver and CLI, and
+# the example agent with the Go dashboard. Needs node >= 20, npm, go,
+# redis-server and redis-cli. Not part of `make test` (it needs Node and the
+# npm registry); .ci/run runs it.
+NPM ?= npm
+test-js: ## TypeScript client (js/) and examples/langgraphjs: npm ci, build, vitest (redis-server and a 3+3 cluster)
+	cd js && $(NPM) ci && REDCHECK_CLUSTER=1 $(NPM) test
+	cd examples/langgraphjs && $(NPM) ci && $(NPM) test
 
 test-race: ## Same as test: every test runs with the race detector
 	$(MAKE) --no-print-directory test

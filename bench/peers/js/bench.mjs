@@ -1,6 +1,7 @@
 // The peers of redcheck's benchmark (issue 6): the same agent workload as
 // bench/ (see workload.mjs), run against LangGraph.js's own checkpoint
-// savers. bench/ runs it and merges its rows; it can also run alone:
+// savers and against redcheck's TypeScript client (redcheck-js), so that
+// redcheck is compared with them in the same Node process. bench/ runs it and merges its rows; it can also run alone:
 //
 //   node bench.mjs --redis-url redis://127.0.0.1:6379 --pg-url postgresql://postgres@127.0.0.1:5432/test
 //
@@ -410,7 +411,7 @@ function byteSize(n) {
 function versions() {
   const require = createRequire(import.meta.url);
   const v = { node: process.version };
-  for (const p of ["@langchain/core", "@langchain/langgraph-checkpoint", "@langchain/langgraph-checkpoint-sqlite",
+  for (const p of ["@langchain/core", "@langchain/langgraph-checkpoint", "@langchain/langgraph-checkpoint-sqlite", "@graphstate/redcheck",
     "@langchain/langgraph-checkpoint-postgres", "@langchain/langgraph-checkpoint-redis", "better-sqlite3", "pg", "redis"]) {
     try {
       v[p] = require(`${p}/package.json`).version;
@@ -502,6 +503,43 @@ async function main() {
         for (const l of logged) log(`langgraph-js-redis logged: ${l.split("\n")[0].slice(0, 200)}`);
       }
       return { saver, meter: null, close: async () => { await saver.end(); } };
+    },
+  });
+
+  // redcheck's TypeScript client (js/, installed from the repository): the
+  // same Lua scripts and storage format as the Go saver, in this process.
+  impls.push({
+    impl: "redcheck-js",
+    open: async () => {
+      if (!args["redis-url"]) throw new Error("no --redis-url");
+      assertLoopback(args["redis-url"], "--redis-url");
+      let mod;
+      try {
+        mod = await import("@graphstate/redcheck");
+      } catch (e) {
+        throw new Error(`@graphstate/redcheck is not installed (build js/ with npm ci, then npm ci here): ${failMessage(e)}`);
+      }
+      const { createClient } = await import("redis");
+      const client = createClient({ url: args["redis-url"] });
+      await client.connect();
+      const prefix = `rcbench-js-${runID}`;
+      const saver = new mod.RedcheckSaver(client, { prefix });
+      await saver.setup();
+      const require = createRequire(import.meta.url);
+      meta["@graphstate/redcheck"] = require("@graphstate/redcheck/package.json").version + ` (prefix ${prefix}, deleted afterwards)`;
+      return {
+        saver, meter: null,
+        close: async () => {
+          // The run's keys, found by SCAN on this loopback server and unlinked in batches.
+          let cursor = "0";
+          do {
+            const r = await client.scan(cursor, { MATCH: `${prefix}:*`, COUNT: 1000 });
+            cursor = String(r.cursor);
+            if (r.keys.length > 0) await client.unlink(r.keys);
+          } while (cursor !== "0");
+          await client.close();
+        },
+      };
     },
   });
 

@@ -1,0 +1,62 @@
+// Errors of the saver. Every error is a RedcheckError whose code matches the
+// Go sentinel of the same meaning (docs/storage-format.md, "Script error codes").
+
+export type ErrorCode = "DATALOSS" | "NOTFOUND" | "INVALID_CHECKPOINT" | "INVALID_CONFIG" | "CORRUPT" | "REDIS";
+
+export class RedcheckError extends Error {
+  readonly code: ErrorCode;
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+    super("redcheck: " + message, options);
+    this.name = new.target.name;
+    this.code = code;
+  }
+}
+
+/** Something that should exist in Redis does not (Go: checkpoint.ErrDataLoss). */
+export class DataLossError extends RedcheckError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("DATALOSS", message, options);
+  }
+}
+
+/** The thread or checkpoint does not exist (Go: checkpoint.ErrNotFound). */
+export class NotFoundError extends RedcheckError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("NOTFOUND", message, options);
+  }
+}
+
+/** The checkpoint cannot be stored as given (Go: checkpoint.ErrInvalidCheckpoint). */
+export class InvalidCheckpointError extends RedcheckError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("INVALID_CHECKPOINT", message, options);
+  }
+}
+
+/** A config, option or prefix is invalid (Go: checkpoint.ErrInvalidConfig). */
+export class InvalidConfigError extends RedcheckError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("INVALID_CONFIG", message, options);
+  }
+}
+
+/** Stored data cannot be decoded (Go: redissaver.ErrCorrupt). */
+export class CorruptError extends RedcheckError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("CORRUPT", message, options);
+  }
+}
+
+/** scriptError maps a script's error reply to the error of its code. */
+export function scriptError(op: string, err: unknown): Error {
+  const msg = err instanceof Error ? err.message : String(err);
+  const strip = (p: string) => msg.slice(p.length + 1);
+  if (msg.startsWith("DATALOSS ")) return new DataLossError(`${op}: ${strip("DATALOSS")} is missing`, { cause: err });
+  if (msg.startsWith("CYCLE ")) return new DataLossError(`${op}: ${strip("CYCLE")}`, { cause: err });
+  if (msg.startsWith("CHANGED")) return new DataLossError(`${op}: the thread was deleted or replaced during the walk`, { cause: err });
+  if (msg.startsWith("REPARENT ")) return new InvalidCheckpointError(`${op}: ${strip("REPARENT")}`, { cause: err });
+  if (msg.startsWith("NOVALUE ")) return new InvalidCheckpointError(`${op}: ${strip("NOVALUE")}`, { cause: err });
+  if (msg.startsWith("NOTFOUND ")) return new NotFoundError(`${op}: ${strip("NOTFOUND")}`, { cause: err });
+  if (msg.startsWith("EXISTS ")) return new InvalidConfigError(`${op}: ${strip("EXISTS")}`, { cause: err });
+  return new RedcheckError("REDIS", `${op}: ${msg}`, { cause: err });
+}

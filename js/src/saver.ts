@@ -1,0 +1,1058 @@
+// RedcheckSaver: a LangGraph.js checkpointer on plain Redis that runs
+// redcheck's Lua scripts and writes its storage format (docs/storage-format.md),
+// so that the Go saver, Subscribe, `redcheck tail`, `redcheck check` and the
+// dashboard work on what it writes. Each operation drives its scripts as the
+// Go saver (redissaver/) does.
+import type { RunnableConfig } from "@langchain/core/runnables";
+import {
+  BaseCheckpointSaver,
+  JsonPlusSerializer,
+  TASKS,
+  compareWritesSortKeys,
+  writesSortKey,
+  type ChannelVersions,
+  type Checkpoint,
+  type CheckpointListOptions,
+  type CheckpointMetadata,
+  type CheckpointPendingWrite,
+  type CheckpointTuple,
+  type DeltaChannelHistory,
+  type PendingWrite,
+  type SerializerProtocol,
+} from "@langchain/langgraph-checkpoint";
+import { createClient, createCluster } from "redis";
+import { canonicalJSON, goMarshal } from "./canonjson.js";
+import { blobField, cutLen, joinNames, pack, parseWriteField, unpack, writeField, writeIndex } from "./codec.js";
+import { Conn, arr, buf, num, str, type Arg, type RedisConnection, type Reply } from "./conn.js";
+import {
+  CorruptError,
+  InvalidCheckpointError,
+  InvalidConfigError,
+  RedcheckError,
+  scriptError,
+} from "./errors.js";
+import { FORMAT_VERSION, Layout, SEP, decode, encode, newGen, parseMember, validateID, validateNamespace, validateRunID, validateThreadID } from "./keys.js";
+import { copyThread, deleteForRuns, prune, type Ops } from "./extended.js";
+import { scripts } from "./scripts.js";
+import { decodeValue, encodeValue, dumpsTyped, loadsTyped } from "./values.js";
+import { nextVersion, versionFromStore, versionToStore } from "./version.js";
+
+/** Events the scripts append to each thread's stream and its shard's feed (Go: redissaver.Events). */
+export interface EventOptions {
+  /** No events at all. */
+  disabled?: boolean;
+  /** Approximate maximum length of a thread's stream (default 10,000). */
+  maxLen?: number;
+  /** Approximate maximum length of a shard's feed (default 100,000). */
+  feedMaxLen?: number;
+  /** Copy stored values into the events, within maxValueBytes. */
+  includeValues?: boolean;
+  /** The largest value copied into an event, in bytes (default 64 KiB). */
+  maxValueBytes?: number;
+  /** The bytes of values one event carries, all together (default 64 KiB); values past it travel by reference. */
+  maxEventBytes?: number;
+  /**
+   * With includeValues, the bytes of values a thread's stream and a shard's
+   * feed hold (defaults 64 MiB and 512 MiB): their lengths are lowered to
+   * streamBytes / (maxEventBytes + 1 KiB) and feedBytes / (maxEventBytes + 1 KiB)
+   * events when that is below maxLen and feedMaxLen (Go: Events.StreamBytes, FeedBytes).
+   */
+  streamBytes?: number;
+  feedBytes?: number;
+  /** How long a deleted thread's stream stays, in milliseconds (default 1 h). */
+  retainDeletedMs?: number;
+}
+
+export interface RedcheckSaverOptions {
+  /** Key prefix (default "redcheck"): 1–128 bytes, no "{", "}", spaces or control bytes. */
+  prefix?: string;
+  /** Shard count (default 16); must match what the prefix was written with. */
+  shards?: number;
+  /** Lease of a thread in milliseconds: it expires that long after its last write (0, the default: never). */
+  ttl?: number;
+  /** Reads that return a checkpoint renew the lease (needs ttl). */
+  refreshOnRead?: boolean;
+  /** Accept a server whose maxmemory-policy may evict keys. */
+  acceptEviction?: boolean;
+  /** Events (see EventOptions). */
+  events?: EventOptions;
+  /** Checkpoints per List round trip (default 100, at most 1024). */
+  pageSize?: number;
+  /** The serializer of channel and write values (default JsonPlusSerializer). */
+  serde?: SerializerProtocol;
+  /**
+   * What put does with a channel version that the checkpoint names, that is
+   * not in newVersions, and that has no stored value in its namespace:
+   * "error" (the default, as the Go saver: InvalidCheckpointError, nothing
+   * written) or "absent" (put is sent again, once per such channel, storing
+   * the channel's version as holding no value: put.lua refuses before its
+   * first write, so nothing that ran is sent twice; but should another
+   * writer store a value for that very version of that namespace between
+   * the two calls, the second call replaces it with the empty marker).
+   * LangGraph.js's validation suite needs "absent" for one case. See the
+   * README.
+   */
+  missingValues?: "error" | "absent";
+}
+
+const DEFAULTS = {
+  prefix: "redcheck",
+  pageSize: 100,
+  maxLen: 10_000,
+  feedMaxLen: 100_000,
+  maxValueBytes: 64 << 10,
+  maxEventBytes: 64 << 10,
+  streamBytes: 64 << 20,
+  feedBytes: 512 << 20,
+  retainDeletedMs: 3_600_000,
+};
+const SCAN_BUDGET = 1024;
+const RECLAIM_BUDGET = 64;
+const DELTA_BUDGET = 250;
+const MAX_EVENT_VALUES = 256;
+/** The member every shard's thread registry holds from the prefix's creation on (Go: meta.RegistryMarker). */
+const REGISTRY_MARKER = "";
+/** The version a migrated pending-sends channel gets in a checkpoint with no versions (Go: checkpoint.MigratedTasksVersion). */
+const MIGRATED_TASKS_VERSION = "000000000001.00000000";
+
+interface Address {
+  thread: string;
+  ns: string;
+  id: string;
+}
+
+interface StoredWrite {
+  task: string;
+  channel: string;
+  path: string;
+  idx: number;
+  value: unknown;
+}
+
+/** RedcheckSaver is a LangGraph.js checkpointer on plain Redis 7+ or Valkey, standalone or Cluster. */
+export class RedcheckSaver extends BaseCheckpointSaver {
+  readonly layout: Layout;
+  readonly #conn: Conn;
+  readonly #opts: Required<Omit<RedcheckSaverOptions, "serde" | "events" | "shards" | "prefix">> & { events: Required<EventOptions> };
+  #ready: Promise<void> | undefined;
+  #owned: { close(): Promise<unknown> } | undefined;
+  readonly #puts = new PutTracker();
+
+  /**
+   * @param client a connected node-redis v5 client (createClient) or cluster
+   *   (createCluster); the caller owns it and closes it after the saver.
+   */
+  constructor(client: RedisConnection, options: RedcheckSaverOptions = {}) {
+    super(options.serde ?? new JsonPlusSerializer());
+    this.#conn = new Conn(client);
+    this.layout = new Layout(options.prefix ?? DEFAULTS.prefix, options.shards ?? 0);
+    const ev = options.events ?? {};
+    const o = {
+      ttl: options.ttl ?? 0,
+      refreshOnRead: options.refreshOnRead ?? false,
+      acceptEviction: options.acceptEviction ?? false,
+      pageSize: options.pageSize ?? DEFAULTS.pageSize,
+      missingValues: options.missingValues ?? "error",
+      events: {
+        disabled: ev.disabled ?? false,
+        maxLen: ev.maxLen ?? DEFAULTS.maxLen,
+        feedMaxLen: ev.feedMaxLen ?? DEFAULTS.feedMaxLen,
+        includeValues: ev.includeValues ?? false,
+        maxValueBytes: ev.maxValueBytes ?? DEFAULTS.maxValueBytes,
+        maxEventBytes: ev.maxEventBytes ?? DEFAULTS.maxEventBytes,
+        streamBytes: ev.streamBytes ?? DEFAULTS.streamBytes,
+        feedBytes: ev.feedBytes ?? DEFAULTS.feedBytes,
+        retainDeletedMs: ev.retainDeletedMs ?? DEFAULTS.retainDeletedMs,
+      },
+    };
+    if (!Number.isInteger(o.ttl) || o.ttl < 0) throw new InvalidConfigError("ttl must be a whole number of milliseconds, 0 or more");
+    if (o.refreshOnRead && o.ttl === 0) throw new InvalidConfigError("refreshOnRead needs a ttl");
+    if (!Number.isInteger(o.pageSize) || o.pageSize < 1 || o.pageSize > SCAN_BUDGET) throw new InvalidConfigError(`pageSize must be 1 to ${SCAN_BUDGET}`);
+    if (o.missingValues !== "error" && o.missingValues !== "absent") throw new InvalidConfigError('missingValues must be "error" or "absent"');
+    const e = o.events;
+    if (!(e.maxLen >= 1 && e.feedMaxLen >= 1 && e.maxValueBytes >= 1 && e.maxEventBytes >= 1 && e.streamBytes >= 1 &&
+      e.feedBytes >= 1 && e.retainDeletedMs >= 1)) {
+      throw new InvalidConfigError("events: maxLen, feedMaxLen, maxValueBytes, maxEventBytes, streamBytes, feedBytes and retainDeletedMs must be positive");
+    }
+    if (e.includeValues) {
+      const per = e.maxEventBytes + 1024; // values, and the rest of an event
+      e.maxLen = Math.max(1, Math.min(e.maxLen, Math.floor(e.streamBytes / per)));
+      e.feedMaxLen = Math.max(1, Math.min(e.feedMaxLen, Math.floor(e.feedBytes / per)));
+    }
+    this.#opts = o;
+  }
+
+  /**
+   * fromUrl connects a node-redis v5 client to url (a cluster when
+   * options.cluster is set: url is then one of its nodes) and returns a
+   * saver that owns it: close() closes it.
+   */
+  static async fromUrl(url: string, options: RedcheckSaverOptions & { cluster?: boolean } = {}): Promise<RedcheckSaver> {
+    const { cluster, ...rest } = options;
+    const client = cluster ? createCluster({ rootNodes: [{ url }] }) : createClient({ url });
+    await client.connect();
+    try {
+      const saver = new RedcheckSaver(client, rest);
+      await saver.setup();
+      saver.#owned = client;
+      return saver;
+    } catch (e) {
+      await client.close();
+      throw e;
+    }
+  }
+
+  /** close closes the client when the saver owns it (fromUrl); else it does nothing. */
+  async close(): Promise<void> {
+    await this.#owned?.close();
+  }
+
+  /**
+   * setup checks the server and the prefix, once: it refuses a server that
+   * may evict keys (unless acceptEviction), writes the prefix's meta key when
+   * the prefix is new, and refuses a prefix written with another format or
+   * shard count. Every operation calls it first.
+   */
+  setup(): Promise<void> {
+    this.#ready ??= this.#setup().catch((e) => {
+      this.#ready = undefined;
+      throw e;
+    });
+    return this.#ready;
+  }
+
+  async #setup(): Promise<void> {
+    if (!this.#opts.acceptEviction) {
+      const info = str(await this.#conn.send(undefined, ["INFO", "memory"]));
+      let policy = "";
+      let maxmemory = "";
+      for (const line of info.split("\n")) {
+        const [k, v] = line.trim().split(":");
+        if (k === "maxmemory_policy") policy = v ?? "";
+        if (k === "maxmemory") maxmemory = v ?? "";
+      }
+      if (policy === "") throw new InvalidConfigError("the server's eviction policy cannot be read; set acceptEviction to accept a server that may evict keys");
+      if (maxmemory !== "" && maxmemory !== "0" && policy.startsWith("allkeys-")) {
+        throw new InvalidConfigError(`the server's maxmemory-policy ${JSON.stringify(policy)} may evict the saver's keys; use noeviction or a volatile-* policy, or set acceptEviction`);
+      }
+    }
+    // A new prefix (no meta key): every shard's registry gets its marker member "" first (no thread is
+    // ""; a registry without it was lost whole: thread_state in lib.lua), then the meta key, in one
+    // MULTI, as the Go side's internal/meta does.
+    const key = this.layout.meta();
+    const hash = (flat: Reply[]) => {
+      const got: Record<string, string> = {};
+      for (let i = 0; i + 1 < flat.length; i += 2) got[str(flat[i])] = str(flat[i + 1]);
+      return got;
+    };
+    let got = hash(arr(await this.#conn.send(key, ["HGETALL", key])));
+    if (Object.keys(got).length === 0) {
+      await Promise.all(Array.from({ length: this.layout.shards }, (_, n) =>
+        this.#conn.send(this.layout.threads(n), ["ZADD", this.layout.threads(n), "NX", "0", REGISTRY_MARKER])));
+      const replies = await this.#conn.transaction(key, [
+        ["HSETNX", key, "format", String(FORMAT_VERSION)],
+        ["HSETNX", key, "shards", String(this.layout.shards)],
+        ["HGETALL", key],
+      ]);
+      got = hash(flatHash(replies[2]));
+    }
+    if (got.format !== String(FORMAT_VERSION)) {
+      throw new InvalidConfigError(`prefix ${JSON.stringify(this.layout.prefix)} holds storage format ${JSON.stringify(got.format)} (meta key ${key}); this version reads format ${FORMAT_VERSION}`);
+    }
+    if (got.shards !== String(this.layout.shards)) {
+      throw new InvalidConfigError(`prefix ${JSON.stringify(this.layout.prefix)} was written with ${got.shards} shards (meta key ${key}), not ${this.layout.shards}: set shards to ${got.shards}`);
+    }
+  }
+
+  /**
+   * getNextVersion returns the channel version after current as the Go
+   * saver's checkpoint.NextVersion does: a string of at least 12 zero-padded
+   * digits, ".", 8 random hex digits ("000000000002.5f0c21aa"), so that both
+   * languages write one version format and continue each other's threads
+   * (LangGraph.js supports string versions: "override this method to use
+   * string versions"). It also takes LangGraph.js's integer versions (1 ->
+   * "000000000002.…"). It is typed number, the type StateGraph.compile's
+   * BaseCheckpointSaver (of number versions) declares; LangGraph.js only
+   * compares versions (compareChannelVersions), and these compare in order.
+   */
+  override getNextVersion(current: number | undefined): number {
+    return nextVersion(current as string | number | undefined) as unknown as number;
+  }
+
+  // ---- put -----------------------------------------------------------------
+
+  async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, newVersions: ChannelVersions): Promise<RunnableConfig> {
+    const thread = threadOf(config);
+    const done = this.#puts.begin(thread);
+    let stored = false;
+    try {
+      const out = await this.#put(thread, config, checkpoint, metadata, newVersions);
+      stored = true;
+      return out;
+    } finally {
+      done(stored ? `${nsOf(config)}\0${checkpoint.id}` : undefined);
+    }
+  }
+
+  async #put(thread: string, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, newVersions: ChannelVersions): Promise<RunnableConfig> {
+    const ns = nsOf(config);
+    const parent = str(config.configurable?.checkpoint_id ?? "");
+    validateAddress(thread, ns);
+    if (parent !== "") {
+      const bad = validateID(parent);
+      if (bad) throw new InvalidConfigError(`parent ${bad}`);
+    }
+    const bad = validateID(checkpoint.id ?? "");
+    if (bad) throw new InvalidCheckpointError(bad);
+    if (parent === checkpoint.id) throw new InvalidCheckpointError(`checkpoint ${JSON.stringify(checkpoint.id)} cannot be its own parent`);
+    const versions: Record<string, string> = {};
+    for (const [ch, v] of Object.entries(checkpoint.channel_versions ?? {})) versions[ch] = versionToStore(v);
+    const fresh: Record<string, string> = {};
+    for (const [ch, v] of Object.entries(newVersions ?? {})) {
+      const ver = versionToStore(v);
+      if (!(ch in versions)) throw new InvalidCheckpointError(`newVersions names channel ${JSON.stringify(ch)}, which has no version in the checkpoint`);
+      if (versions[ch] !== ver) throw new InvalidCheckpointError(`newVersions gives channel ${JSON.stringify(ch)} version ${ver}, the checkpoint ${versions[ch]}`);
+      if (ver === "") throw new InvalidCheckpointError(`channel ${JSON.stringify(ch)} has an empty version`);
+      fresh[ch] = ver;
+    }
+    const md = (metadata ?? {}) as Record<string, unknown>;
+    const step = md.step;
+    if (step !== undefined && step !== null && !(typeof step === "number" && Number.isSafeInteger(step)) && typeof step !== "bigint") {
+      throw new InvalidCheckpointError(`metadata step must be an integer, not ${JSON.stringify(step)}`);
+    }
+    await this.setup();
+
+    // Checkpoint hash fields (docs/storage-format.md).
+    const fields: Arg[] = ["v", String(checkpoint.v ?? 0), "ts", str(checkpoint.ts ?? "")];
+    if (parent !== "") fields.push("p", parent);
+    const seen: Record<string, Record<string, string>> = {};
+    for (const [node, chans] of Object.entries(checkpoint.versions_seen ?? {})) {
+      seen[node] = {};
+      for (const [ch, v] of Object.entries(chans ?? {})) seen[node]![ch] = versionToStore(v as string | number);
+    }
+    fields.push("s", goMarshal(seen));
+    const updated = (checkpoint as Checkpoint & { updated_channels?: string[] | null }).updated_channels;
+    if (updated !== undefined && updated !== null) fields.push("u", goMarshal(updated));
+    for (const [ch, v] of Object.entries(versions)) fields.push("c:" + ch, v);
+    let runID = "";
+    for (const [k, v] of Object.entries(md)) {
+      if (v === undefined) continue;
+      fields.push("m:" + k, canonicalJSON(v));
+      if (k === "run_id" && typeof v === "string" && !validateRunID(v)) runID = v;
+    }
+
+    // Values of the channels in newVersions, in channel order (events are deterministic).
+    const values = checkpoint.channel_values ?? {};
+    const blobs: Buffer[] = [];
+    for (const ch of Object.keys(fresh).sort(byteOrder)) {
+      const stored = Object.prototype.hasOwnProperty.call(values, ch) ? await encodeValue(this.serde, (values as Record<string, unknown>)[ch]) : Buffer.alloc(0);
+      blobs.push(blobField(ch, fresh[ch]!), stored);
+    }
+
+    const shard = this.layout.shard(thread);
+    const keys = [
+      this.layout.head(thread),
+      this.layout.threads(shard),
+      this.layout.all(shard),
+      this.layout.gc(shard),
+      this.layout.events(thread),
+      this.layout.feed(shard),
+    ];
+    if (runID !== "") {
+      const runKey = this.layout.run(shard, runID);
+      keys.push(runKey);
+      fields.push("r", runKey);
+    }
+    const event = this.#eventSpec(this.#checkpointEvent(thread, ns, parent, checkpoint, md, fresh, versions, blobs));
+    const head: Arg[] = [this.layout.shardBase(shard), encode(thread), encode(ns), checkpoint.id, parent, newGen(), newGen(), String(this.#opts.ttl)];
+    const absent = new Set<string>();
+    for (;;) {
+      const extra: Buffer[] = [];
+      for (const f of absent) extra.push(Buffer.from(f, "utf8"), Buffer.alloc(0));
+      const args: Arg[] = [...head, String(fields.length / 2), String((blobs.length + extra.length) / 2), ...event, ...fields, ...blobs, ...extra];
+      try {
+        await this.#conn.run(scripts.put, keys, args);
+        break;
+      } catch (e) {
+        // NOVALUE is raised before put.lua's first write: sending the call
+        // again, with the named channel version stored as holding no value,
+        // re-sends nothing that ran.
+        const m = /^NOVALUE channel version (.*) has no stored value/s.exec(e instanceof Error ? e.message : "");
+        if (m && this.#opts.missingValues === "absent" && !absent.has(m[1]!) && absent.size < Object.keys(versions).length) {
+          absent.add(m[1]!);
+          continue;
+        }
+        throw scriptError("put", e);
+      }
+    }
+    return { configurable: { thread_id: thread, checkpoint_ns: ns, checkpoint_id: checkpoint.id } };
+  }
+
+  #eventSpec(fields: Arg[]): Arg[] {
+    const e = this.#opts.events;
+    if (e.disabled) return ["0", "0", "0"];
+    return [String(e.maxLen), String(e.feedMaxLen), String(fields.length / 2), ...fields];
+  }
+
+  #checkpointEvent(thread: string, ns: string, parent: string, cp: Checkpoint, md: Record<string, unknown>,
+    fresh: Record<string, string>, versions: Record<string, string>, blobs: Buffer[]): Arg[] {
+    if (this.#opts.events.disabled) return [];
+    const ev: Arg[] = ["t", "checkpoint", "th", encode(thread), "ns", encode(ns), "id", cp.id, "ts", str(cp.ts ?? "")];
+    if (parent !== "") ev.push("p", parent);
+    if ("step" in md && md.step !== undefined) ev.push("step", canonicalJSON(md.step));
+    if (typeof md.source === "string") ev.push("src", md.source);
+    if (typeof md.run_id === "string") ev.push("run", md.run_id);
+    ev.push("ch", joinNames(Object.keys(fresh).sort(byteOrder)));
+    if (this.#opts.events.includeValues) {
+      let budget = this.#opts.events.maxEventBytes;
+      let left = MAX_EVENT_VALUES;
+      for (let i = 0; i + 1 < blobs.length && left > 0; i += 2) {
+        const val = blobs[i + 1]!;
+        const channel = blobChannel(blobs[i]!);
+        if (val.length <= this.#opts.events.maxValueBytes && val.length <= budget) {
+          ev.push("v:" + channel, val);
+          budget -= val.length;
+        } else {
+          ev.push("vref:" + channel, versions[channel] ?? "");
+        }
+        left--;
+      }
+    }
+    return ev;
+  }
+
+  // ---- putWrites ---------------------------------------------------------------
+
+  async putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string, taskPath = ""): Promise<void> {
+    const thread = threadOf(config);
+    const ns = nsOf(config);
+    validateAddress(thread, ns);
+    const id = str(config.configurable?.checkpoint_id ?? "");
+    if (id === "") throw new InvalidConfigError("putWrites: missing checkpoint_id");
+    const bad = validateID(id);
+    if (bad) throw new InvalidConfigError(`checkpoint ${JSON.stringify(id)}: ${bad}`);
+    if (writes.length === 0) return;
+    await this.setup();
+    const shard = this.layout.shard(thread);
+    const bound = this.#opts.events.includeValues ? this.#opts.events.maxValueBytes : -1;
+    const event = this.#eventSpec(this.#opts.events.disabled ? [] : ["t", "writes", "th", encode(thread), "ns", encode(ns), "id", id, "task", taskId]);
+    // The call token: a call sent again (see below) after one that stored the writes changes nothing.
+    const args: Arg[] = [this.layout.shardBase(shard), encode(thread), encode(ns), id, String(this.#opts.ttl),
+      String(bound), String(MAX_EVENT_VALUES), String(this.#opts.events.maxEventBytes), newGen(), ...event];
+    for (let i = 0; i < writes.length; i++) {
+      const [channel, value] = writes[i]!;
+      const [t, d] = await dumpsTyped(this.serde, value);
+      const idx = writeIndex(channel, i);
+      args.push(writeField(taskId, idx), pack(channel, taskPath, t, d), idx < 0 ? "o" : "n", channel);
+    }
+    const keys = [this.layout.head(thread), this.layout.threads(shard), this.layout.events(thread), this.layout.feed(shard)];
+    try {
+      await this.#conn.run(scripts.putWrites, keys, args);
+      return;
+    } catch (e) {
+      // LangGraph.js does not wait for a checkpoint's put before storing its
+      // writes (puts are chained; writes are not), and writes always belong
+      // to a stored checkpoint. NOTFOUND is raised before put_writes.lua's
+      // first write, so the call can be sent once more when this saver has
+      // stored that checkpoint, or has no put of the thread under way.
+      if (!(e instanceof Error && e.message.startsWith("NOTFOUND "))) throw scriptError("put writes", e);
+    }
+    await this.#puts.settled(thread, `${ns}\0${id}`);
+    try {
+      await this.#conn.run(scripts.putWrites, keys, args);
+    } catch (e) {
+      throw scriptError("put writes", e);
+    }
+  }
+
+  // ---- getTuple --------------------------------------------------------------
+
+  async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
+    const thread = config.configurable?.thread_id;
+    if (thread === undefined || thread === null || thread === "") return undefined;
+    const addr: Address = { thread: String(thread), ns: nsOf(config), id: str(config.configurable?.checkpoint_id ?? "") };
+    validateAddress(addr.thread, addr.ns);
+    if (addr.id !== "" && validateID(addr.id)) return undefined;
+    await this.setup();
+    const c = this.#getTupleCall(addr);
+    let res: Reply;
+    try {
+      res = await this.#conn.run(scripts.getTuple, c.keys, c.args);
+    } catch (e) {
+      throw scriptError("get tuple", e);
+    }
+    if (res === null) return undefined;
+    const r = arr(res);
+    if (r.length !== 4) throw new CorruptError(`get tuple reply of ${r.length} items`);
+    return this.#decodeTuple(addr.thread, addr.ns, str(r[0]), r[1]!, r[2]!, r[3]!);
+  }
+
+  #getTupleCall(a: Address): { keys: Arg[]; args: Arg[] } {
+    const shard = this.layout.shard(a.thread);
+    return {
+      keys: [this.layout.head(a.thread), this.layout.threads(shard)],
+      args: [this.layout.shardBase(shard), encode(a.thread), encode(a.ns), a.id, String(this.#refreshMs())],
+    };
+  }
+
+  #refreshMs(): number {
+    return this.#opts.refreshOnRead ? this.#opts.ttl : 0;
+  }
+
+  async #decodeTuple(thread: string, ns: string, id: string, flatR: Reply, blobsR: Reply, extraR: Reply): Promise<CheckpointTuple> {
+    const flat = arr(flatR);
+    const blobs = arr(blobsR);
+    if (flat.length % 2 !== 0) throw new CorruptError(`checkpoint ${id}: hash reply of ${flat.length} items`);
+    const cp: Checkpoint & { updated_channels?: string[] } = {
+      v: 0, id, ts: "", channel_values: {}, channel_versions: {}, versions_seen: {},
+    };
+    const metadata: Record<string, unknown> = {};
+    let parent: string | undefined;
+    const writes: StoredWrite[] = [];
+    let blob = 0;
+    for (let i = 0; i < flat.length; i += 2) {
+      const f = str(flat[i]);
+      const v = buf(flat[i + 1]);
+      if (f === "v") {
+        cp.v = Number(v.toString());
+        if (!Number.isInteger(cp.v)) throw new CorruptError(`checkpoint ${id}: version ${v.toString()}`);
+      } else if (f === "ts") {
+        cp.ts = v.toString("utf8");
+      } else if (f === "p") {
+        parent = v.toString("utf8");
+      } else if (f === "s") {
+        const seen = parseJSONField(id, "versions seen", v) as Record<string, Record<string, string>> | null;
+        for (const [node, chans] of Object.entries(seen ?? {})) {
+          cp.versions_seen[node] = {};
+          for (const [ch, ver] of Object.entries(chans ?? {})) cp.versions_seen[node]![ch] = versionFromStore(String(ver));
+        }
+      } else if (f === "u") {
+        cp.updated_channels = parseJSONField(id, "updated channels", v) as string[];
+      } else if (f.startsWith("c:")) {
+        const ch = f.slice(2);
+        cp.channel_versions[ch] = versionFromStore(v.toString("utf8"));
+        if (blob >= blobs.length) throw new CorruptError(`checkpoint ${id}: values missing`);
+        const stored = blobs[blob++];
+        if (Buffer.isBuffer(stored) && stored.length > 0) cp.channel_values[ch] = await decodeValue(this.serde, stored);
+      } else if (f.startsWith("m:")) {
+        metadata[f.slice(2)] = parseJSONField(id, `metadata ${f.slice(2)}`, v);
+      } else if (f.startsWith("w:")) {
+        writes.push(await this.#decodeWrite(buf(flat[i]), v));
+      }
+    }
+    const tuple: CheckpointTuple = {
+      config: { configurable: { thread_id: thread, checkpoint_ns: ns, checkpoint_id: id } },
+      checkpoint: cp,
+      metadata: metadata as CheckpointMetadata,
+      pendingWrites: sortWrites(writes).map((w) => [w.task, w.channel, w.value] as CheckpointPendingWrite),
+    };
+    if (parent !== undefined) tuple.parentConfig = { configurable: { thread_id: thread, checkpoint_ns: ns, checkpoint_id: parent } };
+    await this.#migratePendingSends(tuple, arr(extraR));
+    return tuple;
+  }
+
+  async #decodeWrite(field: Buffer, stored: Buffer): Promise<StoredWrite> {
+    const f = parseWriteField(field);
+    if (!f) throw new CorruptError(`write field ${JSON.stringify(field.toString("utf8"))}`);
+    const parts = unpack(stored, 4); // channel, task path, type, data
+    if (!parts) throw new CorruptError(`write ${JSON.stringify(field.toString("utf8"))}`);
+    return {
+      task: f.task.toString("utf8"),
+      idx: f.idx,
+      channel: parts[0]!.toString("utf8"),
+      path: parts[1]!.toString("utf8"),
+      value: await loadsTyped(this.serde, parts[2]!.toString("utf8"), parts[3]!),
+    };
+  }
+
+  /** Legacy checkpoints (v < 4) read their pending sends from their parent's writes (Go: checkpoint.MigratePendingSends). */
+  async #migratePendingSends(t: CheckpointTuple, extra: Reply[]): Promise<void> {
+    const cp = t.checkpoint;
+    if (cp.v >= 4 || !t.parentConfig || extra.length === 0) return;
+    const sends: StoredWrite[] = [];
+    for (let i = 0; i + 1 < extra.length; i += 2) {
+      const w = await this.#decodeWrite(buf(extra[i]), buf(extra[i + 1]));
+      if (w.channel === TASKS) sends.push(w);
+    }
+    if (sends.length === 0) return;
+    let version = "";
+    for (const v of Object.values(cp.channel_versions)) {
+      const s = versionToStore(v);
+      if (s > version) version = s;
+    }
+    cp.channel_values[TASKS] = sortWrites(sends).map((w) => w.value);
+    cp.channel_versions[TASKS] = versionFromStore(version === "" ? MIGRATED_TASKS_VERSION : version);
+  }
+
+  // ---- list ------------------------------------------------------------------
+
+  async *list(config: RunnableConfig, options: CheckpointListOptions = {}): AsyncGenerator<CheckpointTuple> {
+    const c = config.configurable ?? {};
+    const thread = c.thread_id === undefined || c.thread_id === null || c.thread_id === "" ? "" : String(c.thread_id);
+    const ns = c.checkpoint_ns === undefined || c.checkpoint_ns === null ? undefined : String(c.checkpoint_ns);
+    if (thread !== "" && validateThreadID(thread)) throw new InvalidConfigError(validateThreadID(thread)!);
+    if (ns !== undefined && validateNamespace(ns)) throw new InvalidConfigError(validateNamespace(ns)!);
+    const filter: string[] = [];
+    const f = options.filter ?? {};
+    for (const k of Object.keys(f).sort(byteOrder)) {
+      if (f[k] === undefined) continue;
+      filter.push("m:" + k, canonicalJSON(f[k]));
+    }
+    const q: Query = {
+      thread, ns,
+      id: c.checkpoint_id === undefined || c.checkpoint_id === null ? "" : String(c.checkpoint_id),
+      before: options.before?.configurable?.checkpoint_id ? String(options.before.configurable.checkpoint_id) : "",
+      filter,
+      left: options.limit !== undefined && options.limit > 0 ? options.limit : -1,
+    };
+    if (options.limit !== undefined && options.limit <= 0) return;
+    await this.setup();
+    if (thread === "" && this.layout.shards > 1) {
+      yield* this.#listMerged(q);
+      return;
+    }
+    yield* this.#listOne(q);
+  }
+
+  #page(q: Query): number {
+    return q.left >= 0 && q.left < this.#opts.pageSize ? q.left : this.#opts.pageSize;
+  }
+
+  async *#listOne(q: Query): AsyncGenerator<CheckpointTuple> {
+    let w: Walk;
+    if (q.thread !== "") {
+      const sb = this.layout.shardBase(this.layout.shard(q.thread));
+      w = q.ns !== undefined
+        ? new Walk(this.layout.head(q.thread), "ns", sb, encode(q.thread), encode(q.ns), q)
+        : new Walk(this.layout.head(q.thread), "thread", sb, encode(q.thread), "", q);
+    } else {
+      w = new Walk(this.layout.all(0), "shard", this.layout.shardBase(0), "", "", q);
+    }
+    while (!w.done && q.left !== 0) {
+      const call = w.call(q, this.#page(q), false, this.#refreshMs());
+      let res: Reply;
+      try {
+        res = await this.#conn.run(scripts.list, call.keys, call.args);
+      } catch (e) {
+        throw scriptError("list", e);
+      }
+      const r = arr(res);
+      if (r.length < 2) throw new CorruptError(`list reply of ${r.length} items`);
+      w.advance(str(r[0]), str(r[1]));
+      for (const it of r.slice(2)) {
+        const parts = arr(it);
+        if (parts.length !== 4) throw new CorruptError("list item");
+        const a = parseListMember(q, w.mode, str(parts[0]));
+        yield await this.#decodeTuple(a.thread, a.ns, a.id, parts[1]!, parts[2]!, parts[3]!);
+        if (q.left > 0) q.left--;
+        if (q.left === 0) return;
+      }
+    }
+  }
+
+  /** Every thread of a saver with several shards: merge the shards' next members, newest first, then read them. */
+  async *#listMerged(q: Query): AsyncGenerator<CheckpointTuple> {
+    const walks = Array.from({ length: this.layout.shards }, (_, n) =>
+      Object.assign(new Walk(this.layout.all(n), "shard", this.layout.shardBase(n), "", "", q), { buf: [] as string[] }));
+    while (q.left !== 0) {
+      const page = this.#page(q);
+      const pending = walks.filter((w) => w.buf.length === 0 && !w.done);
+      const replies = await Promise.all(pending.map((w) => {
+        const call = w.call(q, page, true, this.#refreshMs());
+        return this.#conn.run(scripts.list, call.keys, call.args).catch((e) => {
+          throw scriptError("list", e);
+        });
+      }));
+      replies.forEach((res, i) => {
+        const r = arr(res);
+        if (r.length < 2) throw new CorruptError(`list reply of ${r.length} items`);
+        pending[i]!.advance(str(r[0]), str(r[1]));
+        for (const m of r.slice(2)) pending[i]!.buf.push(buf(m).toString("latin1"));
+      });
+      const batch: string[] = [];
+      merge: while (batch.length < page) {
+        let best: (typeof walks)[number] | undefined;
+        for (const w of walks) {
+          if (w.buf.length === 0) {
+            if (!w.done) break merge;
+            continue;
+          }
+          if (!best || latinCompare(w.buf[0]!, best.buf[0]!) > 0) best = w;
+        }
+        if (!best) break;
+        batch.push(best.buf.shift()!);
+      }
+      if (batch.length === 0) {
+        if (walks.every((w) => w.done && w.buf.length === 0)) return;
+        continue;
+      }
+      const addrs = batch.map((m) => {
+        const p = parseMember(m);
+        return { id: p.id, thread: p.thread.toString("utf8"), ns: p.ns.toString("utf8") };
+      });
+      const got = await Promise.all(addrs.map((a) => {
+        const c = this.#getTupleCall(a);
+        return this.#conn.run(scripts.getTuple, c.keys, c.args).catch((e) => {
+          throw scriptError("list", e);
+        });
+      }));
+      for (let i = 0; i < got.length; i++) {
+        if (got[i] === null) continue; // deleted since the first round trip
+        const r = arr(got[i]);
+        if (r.length !== 4) throw new CorruptError(`get tuple reply of ${r.length} items`);
+        yield await this.#decodeTuple(addrs[i]!.thread, addrs[i]!.ns, addrs[i]!.id, r[1]!, r[2]!, r[3]!);
+        if (q.left > 0) q.left--;
+        if (q.left === 0) return;
+      }
+    }
+  }
+
+  // ---- delta channel history ----------------------------------------------------
+
+  /**
+   * getDeltaChannelHistory walks up the parent chain of the checkpoint
+   * config names (the latest when it names none) in steps of at most 250
+   * ancestors (delta_history.lua), collecting each channel's writes until
+   * the nearest ancestor holding a value for it, whose value is the seed.
+   * A checkpoint that does not exist has empty histories (as
+   * BaseCheckpointSaver's default walk answers); a thread deleted or
+   * replaced during the walk, a lost ancestor or a cycle is a DataLossError.
+   */
+  override async getDeltaChannelHistory(options: { config: RunnableConfig; channels: string[] }): Promise<Record<string, DeltaChannelHistory>> {
+    const out: Record<string, DeltaChannelHistory> = {};
+    const channels = options.channels ?? [];
+    if (channels.length === 0) return out;
+    const thread = threadOf(options.config);
+    const ns = nsOf(options.config);
+    validateAddress(thread, ns);
+    const target0 = str(options.config.configurable?.checkpoint_id ?? "");
+    if (target0 !== "" && validateID(target0)) {
+      for (const ch of channels) out[ch] = { writes: [] };
+      return out;
+    }
+    await this.setup();
+    const shard = this.layout.shard(thread);
+    let open = [...new Set(channels)].sort(byteOrder);
+    const acc = new Map<string, { seed?: Buffer; groups: Reply[] }>(open.map((ch) => [ch, { groups: [] }]));
+    let target = target0;
+    let gen = "";
+    let cursor = "";
+    const seen = new Set<string>();
+    for (;;) {
+      let res: Reply;
+      try {
+        res = await this.#conn.run(scripts.deltaHistory, [this.layout.head(thread), this.layout.threads(shard)],
+          [this.layout.shardBase(shard), encode(thread), encode(ns), target, cursor, gen, String(DELTA_BUDGET), ...open]);
+      } catch (e) {
+        throw scriptError("delta channel history", e);
+      }
+      if (res === null) {
+        // No such checkpoint (first step only): empty histories, as BaseCheckpointSaver's walk answers.
+        for (const ch of channels) out[ch] = { writes: [] };
+        return out;
+      }
+      const r = arr(res);
+      if (r.length !== 3 + open.length) throw new CorruptError(`delta history reply of ${r.length} entries for ${open.length} channels`);
+      target = str(r[0]);
+      gen = str(r[1]);
+      const next = str(r[2]);
+      const still: string[] = [];
+      open.forEach((ch, i) => {
+        const parts = arr(r[3 + i]);
+        if (parts.length === 0) throw new CorruptError("delta history entry");
+        const a = acc.get(ch)!;
+        a.groups.push(...parts.slice(1));
+        if (Buffer.isBuffer(parts[0])) a.seed = parts[0];
+        else still.push(ch);
+      });
+      if (next === "" || still.length === 0) break;
+      if (seen.has(next)) throw scriptError("delta channel history", new Error(`CYCLE the parent chain cycles through ${next}`));
+      seen.add(next);
+      open = still;
+      cursor = next;
+    }
+    for (const ch of channels) {
+      const a = acc.get(ch)!;
+      const writes: CheckpointPendingWrite[] = [];
+      for (const g of [...a.groups].reverse()) {
+        const pairs = arr(g);
+        const ws: StoredWrite[] = [];
+        for (let i = 0; i + 1 < pairs.length; i += 2) ws.push(await this.#decodeWrite(buf(pairs[i]), buf(pairs[i + 1])));
+        for (const w of sortWrites(ws)) writes.push([w.task, w.channel, w.value]);
+      }
+      const h: DeltaChannelHistory = { writes };
+      if (a.seed !== undefined) h.seed = await decodeValue(this.serde, a.seed);
+      out[ch] = h;
+    }
+    return out;
+  }
+
+  // ---- deleteThread ----------------------------------------------------------------
+
+  /**
+   * deleteThread makes the thread invisible at once (one O(log n) script),
+   * then reclaims its keys in steps of at most 128 checkpoints. Cut off, the
+   * thread stays deleted and the rest is reclaimed by later writes in its
+   * shard or a sweep.
+   */
+  async deleteThread(threadId: string): Promise<void> {
+    const thread = String(threadId);
+    const bad = validateThreadID(thread);
+    if (bad) throw new InvalidConfigError(bad);
+    await this.setup();
+    const shard = this.layout.shard(thread);
+    let res: Reply;
+    try {
+      res = await this.#conn.run(scripts.deleteThread,
+        [this.layout.head(thread), this.layout.threads(shard), this.layout.gc(shard), this.layout.events(thread), this.layout.feed(shard)],
+        [this.layout.shardBase(shard), encode(thread), String(this.#opts.events.retainDeletedMs), String(RECLAIM_BUDGET),
+          ...this.#eventSpec(this.#opts.events.disabled ? [] : ["t", "thread_deleted", "th", encode(thread)])]);
+    } catch (e) {
+      throw scriptError("delete thread", e);
+    }
+    const r = arr(res);
+    if (r.length !== 3) throw new CorruptError(`delete thread reply of ${r.length} items`);
+    if (num(r[2]) === 1) return;
+    const entry = buf(r[1]);
+    for (;;) {
+      const { used, more } = await this.#sweepStep(shard, entry);
+      if (!more || used === 0) return;
+    }
+  }
+
+  #ops(): Ops {
+    return { conn: this.#conn, layout: this.layout, ttl: this.#opts.ttl, eventSpec: (f) => this.#eventSpec(f), deleteThread: (t) => this.deleteThread(t) };
+  }
+
+  /**
+   * deleteForRuns deletes every checkpoint, in every thread and namespace,
+   * whose metadata run_id is one of runIds, with its writes and the values
+   * no remaining checkpoint points to, in bounded steps (Go: DeleteForRuns).
+   * A child whose parent is deleted stays. Idempotent: cut off, repeat it.
+   */
+  async deleteForRuns(runIds: string[]): Promise<void> {
+    await this.setup();
+    await deleteForRuns(this.#ops(), runIds);
+  }
+
+  /**
+   * copyThread copies every checkpoint of source (all namespaces, with
+   * writes and values) to target, which must have none (InvalidConfigError);
+   * the copy becomes visible at once when complete (Go: CopyThread).
+   */
+  async copyThread(sourceThreadId: string, targetThreadId: string): Promise<void> {
+    await this.setup();
+    await copyThread(this.#ops(), String(sourceThreadId), String(targetThreadId));
+  }
+
+  /**
+   * prune keeps only the newest checkpoint of each namespace of each thread
+   * (with the ancestors its delta channels need): "keep_latest"; or deletes
+   * the threads: "delete" (Go: Prune).
+   */
+  async prune(threadIds: string[], strategy: "keep_latest" | "delete" = "keep_latest"): Promise<void> {
+    await this.setup();
+    await prune(this.#ops(), threadIds.map(String), strategy);
+  }
+
+  /**
+   * sweep retires the threads whose lease ran out and reclaims retired
+   * generations, in every shard, in bounded steps; it returns the units of
+   * work done (Go: Saver.Sweep).
+   */
+  async sweep(): Promise<number> {
+    await this.setup();
+    let total = 0;
+    for (let n = 0; n < this.layout.shards; n++) {
+      for (;;) {
+        const { used, more } = await this.#sweepStep(n, Buffer.alloc(0));
+        total += used;
+        if (!more) break;
+      }
+    }
+    return total;
+  }
+
+  async #sweepStep(n: number, entry: Buffer): Promise<{ used: number; more: boolean }> {
+    let res: Reply;
+    try {
+      res = await this.#conn.run(scripts.sweep, [this.layout.threads(n), this.layout.gc(n)], [this.layout.shardBase(n), String(RECLAIM_BUDGET), entry]);
+    } catch (e) {
+      throw scriptError("sweep", e);
+    }
+    const r = arr(res);
+    if (r.length !== 2) throw new CorruptError(`sweep reply of ${r.length} items`);
+    return { used: num(r[0]), more: num(r[1]) === 1 };
+  }
+}
+
+// ---- helpers -------------------------------------------------------------------
+
+/**
+ * PutTracker follows the puts under way in this saver, per thread, so that
+ * writes sent ahead of their checkpoint's put wait for it (see putWrites).
+ */
+class PutTracker {
+  readonly #running = new Map<string, number>();
+  readonly #waiters = new Map<string, Array<{ cp: string; wake: () => void }>>();
+
+  /** begin counts a put of thread; call the result with "ns \0 id" of the stored checkpoint, or undefined. */
+  begin(thread: string): (stored: string | undefined) => void {
+    this.#running.set(thread, (this.#running.get(thread) ?? 0) + 1);
+    return (stored) => {
+      const left = this.#running.get(thread)! - 1;
+      if (left === 0) this.#running.delete(thread);
+      else this.#running.set(thread, left);
+      const ws = this.#waiters.get(thread) ?? [];
+      for (const w of ws.filter((w) => w.cp === stored)) w.wake();
+      // A put chained after this one starts in a later microtask: decide "idle" a macrotask later.
+      if (left === 0) setImmediate(() => this.#wakeIfIdle(thread));
+    };
+  }
+
+  /** settled resolves when checkpoint cp of thread is stored by this saver, or no put of thread is under way. */
+  settled(thread: string, cp: string): Promise<void> {
+    return new Promise((resolve) => {
+      const list = this.#waiters.get(thread) ?? [];
+      const w = {
+        cp,
+        wake: () => {
+          const rest = (this.#waiters.get(thread) ?? []).filter((x) => x !== w);
+          if (rest.length > 0) this.#waiters.set(thread, rest);
+          else this.#waiters.delete(thread);
+          resolve();
+        },
+      };
+      list.push(w);
+      this.#waiters.set(thread, list);
+      if (!this.#running.has(thread)) setImmediate(() => this.#wakeIfIdle(thread));
+    });
+  }
+
+  #wakeIfIdle(thread: string): void {
+    if (this.#running.has(thread)) return;
+    for (const w of [...(this.#waiters.get(thread) ?? [])]) w.wake();
+  }
+}
+
+interface Query {
+  thread: string;
+  ns: string | undefined;
+  id: string;
+  before: string;
+  filter: string[];
+  left: number;
+}
+
+/** Walk is a position in one lex-ordered index (Go: redissaver's walk). */
+class Walk {
+  max = "+";
+  min = "-";
+  gen = "";
+  done = false;
+
+  constructor(readonly key: string, readonly mode: "ns" | "thread" | "shard", readonly sb: string,
+    readonly enct: string, readonly encn: string, q: Query) {
+    if (q.before !== "") this.lower("(" + q.before);
+    if (q.id !== "") {
+      if (validateID(q.id)) this.done = true; // no stored checkpoint can have that ID
+      if (mode === "ns") {
+        this.lower("[" + q.id);
+        this.min = "[" + q.id;
+      } else {
+        this.lower("(" + q.id + "\x01");
+        this.min = "[" + q.id + SEP;
+      }
+    }
+  }
+
+  lower(b: string): void {
+    if (this.max === "+") {
+      this.max = b;
+      return;
+    }
+    const c = latinCompare(b.slice(1), this.max.slice(1));
+    if (c < 0 || (c === 0 && b[0] === "(")) this.max = b;
+  }
+
+  call(q: Query, page: number, refs: boolean, refreshMs: number): { keys: Arg[]; args: Arg[] } {
+    const nsOnly = this.mode === "shard" && q.ns !== undefined ? "=" + encode(q.ns) : "";
+    return {
+      keys: [this.key],
+      args: [this.mode, this.sb, this.enct, this.encn, this.gen, Buffer.from(this.max, "latin1"), Buffer.from(this.min, "latin1"),
+        String(page), String(Math.max(SCAN_BUDGET, page)), refs ? "1" : "0", nsOnly, String(refreshMs), String(q.filter.length / 2), ...q.filter],
+    };
+  }
+
+  advance(next: string, gen: string): void {
+    if (this.gen === "") this.gen = gen;
+    if (next === "") {
+      this.done = true;
+      return;
+    }
+    this.lower("(" + next);
+  }
+}
+
+/** Members, IDs and encoded names are ASCII: compared as Redis compares bytes. */
+/** flatHash reads an HGETALL reply given as field/value pairs or, inside MULTI, as an object. */
+function flatHash(r: unknown): Reply[] {
+  if (Array.isArray(r)) return r as Reply[];
+  if (r && typeof r === "object") return Object.entries(r as Record<string, Reply>).flat();
+  return [];
+}
+
+function latinCompare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function byteOrder(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
+}
+
+function parseListMember(q: Query, mode: string, m: string): Address {
+  if (mode === "ns") return { id: m, thread: q.thread, ns: q.ns ?? "" };
+  if (mode === "thread") {
+    const at = m.indexOf(SEP);
+    if (at < 0) throw new CorruptError(`thread index member ${JSON.stringify(m)}`);
+    return { id: m.slice(0, at), thread: q.thread, ns: decode(m.slice(at + 1)).toString("utf8") };
+  }
+  const p = parseMember(m);
+  return { id: p.id, thread: p.thread.toString("utf8"), ns: p.ns.toString("utf8") };
+}
+
+/** blobChannel is the channel of a blob field: len(channel) ":" channel version. */
+function blobChannel(field: Buffer): string {
+  const c = cutLen(field);
+  return c ? field.subarray(c.rest, c.rest + c.n).toString("utf8") : field.toString("utf8");
+}
+
+function sortWrites(ws: StoredWrite[]): StoredWrite[] {
+  return [...ws].sort((a, b) => compareWritesSortKeys(writesSortKey(a.path, a.task, a.idx), writesSortKey(b.path, b.task, b.idx)));
+}
+
+function parseJSONField(id: string, what: string, v: Buffer): unknown {
+  try {
+    return JSON.parse(v.toString("utf8"));
+  } catch (e) {
+    throw new CorruptError(`checkpoint ${id}: ${what}: ${(e as Error).message}`);
+  }
+}
+
+function threadOf(config: RunnableConfig): string {
+  const t = config?.configurable?.thread_id;
+  if (t === undefined || t === null || t === "") throw new InvalidConfigError("missing thread_id in config.configurable");
+  return String(t);
+}
+
+function nsOf(config: RunnableConfig): string {
+  const ns = config?.configurable?.checkpoint_ns;
+  return ns === undefined || ns === null ? "" : String(ns);
+}
+
+function validateAddress(thread: string, ns: string): void {
+  const bad = validateThreadID(thread) ?? validateNamespace(ns);
+  if (bad) throw new InvalidConfigError(bad);
+}
+
+export { RedcheckError };

@@ -1,0 +1,296 @@
+// RedcheckSaver beyond the validation suite, on redis-server: errors and
+// their codes, options, TTL, the multi-step operations (deleteThread's
+// reclaim, deleteForRuns, prune, copyThread, delta history past 250
+// ancestors) and their bound on Redis (a concurrent PING loop and SLOWLOG).
+import { DeltaSnapshot, emptyCheckpoint, uuid6, type Checkpoint } from "@langchain/langgraph-checkpoint";
+import { spawn } from "node:child_process";
+import { createClient } from "redis";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { DataLossError, InvalidCheckpointError, InvalidConfigError, NotFoundError, RedcheckSaver } from "../src/index.js";
+
+const url = inject("redisUrl");
+const client = createClient({ url });
+const run = Math.random().toString(36).slice(2, 8);
+let n = 0;
+const fresh = (o: ConstructorParameters<typeof RedcheckSaver>[1] = {}) => new RedcheckSaver(client, { prefix: `t-${run}-${n++}`, ...o });
+const md = (step: number, extra: Record<string, unknown> = {}) => ({ source: "loop" as const, step, parents: {}, ...extra });
+
+beforeAll(async () => {
+  await client.connect();
+});
+afterAll(async () => {
+  await client.close();
+});
+
+/** chain puts count checkpoints on a thread, each writing "count" and one pending write to "messages". */
+async function chain(s: RedcheckSaver, thread: string, count: number, opts: { ns?: string; run?: (i: number) => string } = {}) {
+  let cfg: any = { configurable: { thread_id: thread, checkpoint_ns: opts.ns ?? "" } };
+  let prev: Checkpoint = emptyCheckpoint();
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const version = s.getNextVersion(prev.channel_versions.count as number | undefined);
+    const values: Record<string, unknown> = { ...prev.channel_values, count: i };
+    // "messages" is a delta channel: a new version every step, a value (its seed) in the first checkpoint only.
+    const mv = s.getNextVersion(prev.channel_versions.messages as number | undefined);
+    const versions: Record<string, string | number> = { ...prev.channel_versions, count: version, messages: mv };
+    const newVersions: Record<string, string | number> = { count: version, messages: mv };
+    if (i === 0) values.messages = new DeltaSnapshot(["seed"]);
+    const cp: Checkpoint = { ...emptyCheckpoint(), id: uuid6(i), channel_values: values, channel_versions: versions };
+    cfg = await s.put(cfg, cp, md(i, opts.run ? { run_id: opts.run(i) } : {}), newVersions);
+    await s.putWrites(cfg, [["messages", `w${i}`]], `task-${i}`);
+    ids.push(cp.id);
+    prev = { ...cp, channel_values: { count: i } };
+  }
+  return ids;
+}
+
+async function countKeys(pattern: string): Promise<number> {
+  let cursor = "0";
+  let total = 0;
+  do {
+    const r = await client.scan(cursor, { MATCH: pattern, COUNT: 1000 });
+    cursor = String(r.cursor);
+    total += r.keys.length;
+  } while (cursor !== "0");
+  return total;
+}
+
+describe("errors", () => {
+  it("refuses, before writing, a channel version with no stored value (default missingValues)", async () => {
+    const s = fresh();
+    const cp = { ...emptyCheckpoint(), channel_values: { a: 1 }, channel_versions: { a: 1 } };
+    await expect(s.put({ configurable: { thread_id: "t" } }, cp, md(0), {})).rejects.toThrow(InvalidCheckpointError);
+    expect(await s.getTuple({ configurable: { thread_id: "t" } })).toBeUndefined();
+    const absent = fresh({ missingValues: "absent" });
+    const cfg = await absent.put({ configurable: { thread_id: "t" } }, cp, md(0), {});
+    expect((await absent.getTuple(cfg))!.checkpoint.channel_values).toEqual({});
+  });
+
+  it("maps the script error codes", async () => {
+    const s = fresh();
+    const cp = emptyCheckpoint();
+    const cfg = await s.put({ configurable: { thread_id: "t" } }, cp, md(0), {});
+    // A re-put naming another parent: REPARENT.
+    const other = { ...emptyCheckpoint(), id: uuid6(9) };
+    await s.put(cfg, other, md(1), {});
+    await expect(s.put({ configurable: { thread_id: "t", checkpoint_id: uuid6(8) } }, other, md(1), {})).rejects.toThrow(InvalidCheckpointError);
+    // Writes to a checkpoint that does not exist: NOTFOUND.
+    await expect(s.putWrites({ configurable: { thread_id: "t", checkpoint_id: uuid6(7) } }, [["a", 1]], "task")).rejects.toThrow(NotFoundError);
+    await expect(s.putWrites({ configurable: { thread_id: "t" } }, [["a", 1]], "task")).rejects.toThrow(InvalidConfigError);
+    // A lost value: DATALOSS, never a tuple with missing values.
+    const v = fresh();
+    const c2 = await v.put({ configurable: { thread_id: "lost" } }, { ...emptyCheckpoint(), channel_values: { a: 1 }, channel_versions: { a: 1 } }, md(0), { a: 1 });
+    const blobKeys: string[] = [];
+    let cursor = "0";
+    do {
+      const r = await client.scan(cursor, { MATCH: `${v.layout.prefix}:*:blobs`, COUNT: 1000 });
+      cursor = String(r.cursor);
+      blobKeys.push(...r.keys);
+    } while (cursor !== "0");
+    expect(blobKeys).toHaveLength(1);
+    await client.del(blobKeys[0]!);
+    await expect(v.getTuple(c2)).rejects.toThrow(DataLossError);
+  });
+
+  it("validates options and refuses a prefix written with another shard count", async () => {
+    expect(() => fresh({ prefix: "a{b" })).toThrow(InvalidConfigError);
+    expect(() => fresh({ refreshOnRead: true })).toThrow(InvalidConfigError);
+    expect(() => fresh({ pageSize: 0 })).toThrow(InvalidConfigError);
+    const s = fresh({ shards: 4 });
+    await s.setup();
+    await expect(new RedcheckSaver(client, { prefix: s.layout.prefix, shards: 8 }).setup()).rejects.toThrow(InvalidConfigError);
+  });
+
+  it("refuses put without thread_id and a non-integer step", async () => {
+    const s = fresh();
+    await expect(s.put({ configurable: {} }, emptyCheckpoint(), md(0), {})).rejects.toThrow(InvalidConfigError);
+    await expect(s.put({ configurable: { thread_id: "t" } }, emptyCheckpoint(), md(0.5), {})).rejects.toThrow(InvalidCheckpointError);
+  });
+});
+
+describe("writes sent ahead of their checkpoint", () => {
+  // LangGraph.js chains its puts but not its writes: a checkpoint's writes
+  // may reach the saver before its put (and the first checkpoint's before
+  // the thread exists). They wait for the put by this saver, then go.
+  it("wait for the put of their checkpoint, chained after another put", async () => {
+    const s = fresh();
+    const c0 = { ...emptyCheckpoint(), id: uuid6(0) };
+    const c1 = { ...emptyCheckpoint(), id: uuid6(1) };
+    const cfg0 = { configurable: { thread_id: "race", checkpoint_ns: "", checkpoint_id: c0.id } };
+    const cfg1 = { configurable: { thread_id: "race", checkpoint_ns: "", checkpoint_id: c1.id } };
+    const chain = s.put({ configurable: { thread_id: "race" } }, c0, md(0), {}).then((c) => s.put(c, c1, md(1), {}));
+    const w0 = s.putWrites(cfg0, [["a", 0]], "task-0");
+    const w1 = s.putWrites(cfg1, [["a", 1]], "task-1");
+    await Promise.all([chain, w0, w1]);
+    expect((await s.getTuple(cfg0))!.pendingWrites).toEqual([["task-0", "a", 0]]);
+    expect((await s.getTuple(cfg1))!.pendingWrites).toEqual([["task-1", "a", 1]]);
+  });
+});
+
+describe("options", () => {
+  it("ttl: a thread expires after its lease", async () => {
+    const s = fresh({ ttl: 300 });
+    const cfg = await s.put({ configurable: { thread_id: "t" } }, emptyCheckpoint(), md(0), {});
+    expect(await s.getTuple(cfg)).toBeDefined();
+    await new Promise((r) => setTimeout(r, 600));
+    expect(await s.getTuple(cfg)).toBeUndefined();
+    expect(await s.sweep()).toBeGreaterThan(0);
+  });
+
+  it("sends a script's source when Redis lacks it (NOSCRIPT), before it ran", async () => {
+    const s = fresh();
+    await s.put({ configurable: { thread_id: "t" } }, emptyCheckpoint(), md(0), {});
+    await client.sendCommand(["SCRIPT", "FLUSH"]);
+    const cfg = await s.put({ configurable: { thread_id: "t" } }, { ...emptyCheckpoint(), id: uuid6(5) }, md(1), {});
+    expect((await s.getTuple(cfg))!.checkpoint.id).toBe(cfg.configurable!.checkpoint_id);
+  });
+
+  it("fromUrl owns its client", async () => {
+    const s = await RedcheckSaver.fromUrl(url, { prefix: `t-${run}-url` });
+    const cfg = await s.put({ configurable: { thread_id: "t" } }, emptyCheckpoint(), md(0), {});
+    expect(await s.getTuple(cfg)).toBeDefined();
+    await s.close();
+  });
+
+  it("list across every thread merges the shards newest first, with limit, before and filter", async () => {
+    const s = fresh({ shards: 8, pageSize: 3 });
+    const all: string[] = [];
+    for (let t = 0; t < 6; t++) all.push(...(await chain(s, `thread-${t}`, 4)));
+    const ids: string[] = [];
+    for await (const tp of s.list({})) ids.push(tp.checkpoint.id);
+    expect(ids).toEqual([...all].sort().reverse());
+    const limited: string[] = [];
+    for await (const tp of s.list({}, { limit: 5, before: { configurable: { checkpoint_id: ids[2] } } })) limited.push(tp.checkpoint.id);
+    expect(limited).toEqual(ids.slice(3, 8));
+    const step2: string[] = [];
+    for await (const tp of s.list({}, { filter: { step: 2 } })) step2.push(tp.checkpoint.id);
+    expect(step2).toHaveLength(6);
+  });
+});
+
+describe("multi-step operations", () => {
+  it("deleteThread reclaims a thread of more than one step, keeping other threads", async () => {
+    const s = fresh();
+    await chain(s, "big", 300);
+    await chain(s, "other", 3);
+    await s.deleteThread("big");
+    expect(await s.getTuple({ configurable: { thread_id: "big" } })).toBeUndefined();
+    // Only the thread's event stream remains (it outlives the deletion).
+    expect(await countKeys(`${s.layout.prefix}:*:t:big*`)).toBe(1);
+    expect(await s.getTuple({ configurable: { thread_id: "other" } })).toBeDefined();
+    await s.deleteThread("never-written");
+  });
+
+  it("getDeltaChannelHistory walks more than 250 ancestors in steps", async () => {
+    const s = fresh();
+    const ids = await chain(s, "long", 600);
+    const h = await s.getDeltaChannelHistory({ config: { configurable: { thread_id: "long", checkpoint_id: ids[599] } }, channels: ["messages", "missing"] });
+    expect(h.messages!.seed).toBeInstanceOf(DeltaSnapshot);
+    expect(h.messages!.writes.map((w) => w[2])).toEqual(Array.from({ length: 599 }, (_, i) => `w${i}`));
+    expect(h.missing).toEqual({ writes: [] });
+    const none = await s.getDeltaChannelHistory({ config: { configurable: { thread_id: "long", checkpoint_id: uuid6(-1) } }, channels: ["messages"] });
+    expect(none).toEqual({ messages: { writes: [] } });
+  });
+
+  it("deleteForRuns deletes the checkpoints of the runs only", async () => {
+    const s = fresh();
+    const a = await chain(s, "a", 6, { run: (i) => (i % 2 === 0 ? "r-even" : "r-odd") });
+    await chain(s, "b", 3, { run: () => "r-even" });
+    await s.deleteForRuns(["r-even", "unknown"]);
+    const left: string[] = [];
+    for await (const t of s.list({ configurable: { thread_id: "a" } })) left.push(t.checkpoint.id);
+    expect(left).toEqual([a[5], a[3], a[1]]);
+    const child = await s.getTuple({ configurable: { thread_id: "a", checkpoint_ns: "", checkpoint_id: a[1] } });
+    expect(child!.parentConfig?.configurable?.checkpoint_id).toBe(a[0]); // its parent is gone; it stays
+    expect(await s.getTuple({ configurable: { thread_id: "b" } })).toBeUndefined();
+  });
+
+  it("copyThread copies every namespace; the target must be empty", async () => {
+    const s = fresh();
+    await chain(s, "src", 150);
+    await chain(s, "src", 5, { ns: "sub:1" });
+    await s.copyThread("src", "dst");
+    for (const ns of ["", "sub:1"]) {
+      const a: unknown[] = [];
+      const b: unknown[] = [];
+      for await (const t of s.list({ configurable: { thread_id: "src", checkpoint_ns: ns } })) a.push([t.checkpoint, t.metadata, t.pendingWrites]);
+      for await (const t of s.list({ configurable: { thread_id: "dst", checkpoint_ns: ns } })) b.push([t.checkpoint, t.metadata, t.pendingWrites]);
+      expect(b).toEqual(a);
+      expect(a.length).toBeGreaterThan(0);
+    }
+    await expect(s.copyThread("src", "dst")).rejects.toThrow(InvalidConfigError);
+  });
+
+  it("prune keeps the latest checkpoint (and the ancestors its delta channel needs), or deletes", async () => {
+    const s = fresh();
+    const ids = await chain(s, "p", 10);
+    await s.prune(["p"], "keep_latest");
+    const left: string[] = [];
+    for await (const t of s.list({ configurable: { thread_id: "p" } })) left.push(t.checkpoint.id);
+    // "messages" has its value in the first checkpoint only: the chain up to it stays, for the delta history.
+    expect(left).toEqual([...ids].reverse());
+    const h = await s.getDeltaChannelHistory({ config: { configurable: { thread_id: "p", checkpoint_id: ids[9] } }, channels: ["messages"] });
+    expect(h.messages!.seed).toBeInstanceOf(DeltaSnapshot);
+    // A thread whose latest checkpoint holds every value keeps that one only, readable whole.
+    let cfg: any = { configurable: { thread_id: "plain" } };
+    for (let i = 0; i < 5; i++) {
+      const v = s.getNextVersion(undefined);
+      cfg = await s.put(cfg, { ...emptyCheckpoint(), id: uuid6(i), channel_values: { count: i }, channel_versions: { count: v } }, md(i), { count: v });
+    }
+    await s.prune(["plain"], "keep_latest");
+    const plain: unknown[] = [];
+    for await (const t of s.list({ configurable: { thread_id: "plain" } })) plain.push(t.checkpoint.channel_values);
+    expect(plain).toEqual([{ count: 4 }]);
+    await s.prune(["p"], "delete");
+    expect(await s.getTuple({ configurable: { thread_id: "p" } })).toBeUndefined();
+  });
+});
+
+describe("bounded work", () => {
+  // Each script call does bounded work whatever the thread's size: a second
+  // client (redis-cli --latency) never waits more than 50 ms, and SLOWLOG
+  // holds no entry over 50 ms (the target is 20 ms; the margin covers a
+  // loaded 2-core machine), as redissaver's bounded tests require.
+  it("deleteThread, copyThread, prune and delta history on a 1,500-checkpoint thread block Redis <= 50 ms", { timeout: 120_000 }, async () => {
+    const s = fresh();
+    await chain(s, "huge", 1500);
+    await client.sendCommand(["SLOWLOG", "RESET"]);
+    const old = await client.sendCommand(["CONFIG", "GET", "slowlog-log-slower-than"]) as string[];
+    await client.sendCommand(["CONFIG", "SET", "slowlog-log-slower-than", "50000"]);
+    // The latency a second client sees, from redis-cli --latency (a process of its own, as the Go
+    // bounded tests measure it, so that this process's own work does not count), one-second samples.
+    const { hostname, port } = new URL(url);
+    let worst = 0;
+    let stop = false;
+    const loop = (async () => {
+      while (!stop) {
+        const out = await new Promise<string>((resolve, reject) => {
+          const p = spawn("redis-cli", ["-h", hostname, "-p", port, "--latency", "--raw", "-i", "1"], { stdio: ["ignore", "pipe", "inherit"] });
+          let text = "";
+          p.stdout.on("data", (d: Buffer) => (text += d.toString()));
+          p.on("error", reject);
+          p.on("exit", () => resolve(text));
+        });
+        const hi = Number(out.trim().split(/\s+/)[1]);
+        if (!Number.isFinite(hi)) throw new Error(`redis-cli --latency printed ${JSON.stringify(out)}`);
+        worst = Math.max(worst, hi);
+      }
+    })();
+    try {
+      const ids: string[] = [];
+      for await (const t of s.list({ configurable: { thread_id: "huge", checkpoint_ns: "" } }, { limit: 1 })) ids.push(t.checkpoint.id);
+      await s.getDeltaChannelHistory({ config: { configurable: { thread_id: "huge", checkpoint_id: ids[0] } }, channels: ["messages"] });
+      await s.copyThread("huge", "huge-copy");
+      await s.prune(["huge-copy"], "keep_latest");
+      await s.deleteThread("huge");
+    } finally {
+      stop = true;
+      await loop;
+      await client.sendCommand(["CONFIG", "SET", "slowlog-log-slower-than", old[1]!]);
+    }
+    const slow = await client.sendCommand(["SLOWLOG", "GET", "10"]) as unknown[][];
+    console.log(`bounded work: worst redis-cli --latency ${worst} ms; SLOWLOG entries over 50 ms: ${slow.length}`);
+    expect(slow.map((e) => e[3]), "SLOWLOG entries over 50 ms (their commands)").toEqual([]);
+    expect(worst, "worst latency of redis-cli --latency, ms").toBeLessThanOrEqual(50);
+  });
+});

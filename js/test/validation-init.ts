@@ -1,0 +1,21 @@
+// The initializer both validation runs share: each checkpointer gets a
+// prefix of its own (instances are isolated), on one connected client.
+import type { RedisConnection } from "../src/conn.js";
+import { RedcheckSaver } from "../src/index.js";
+
+export function initializer(name: string, client: RedisConnection & { connect(): Promise<unknown>; close(): Promise<unknown> }) {
+  let n = 0;
+  const run = Math.random().toString(36).slice(2, 8);
+  return {
+    checkpointerName: name,
+    async beforeAll() {
+      await client.connect();
+    },
+    async afterAll() {
+      await client.close();
+    },
+    // missingValues "absent": the suite's "should only store channel_values that have changed (based on
+    // newVersions)" puts channel versions that are neither in newVersions nor stored (see the README).
+    createCheckpointer: () => new RedcheckSaver(client, { prefix: `val-${run}-${n++}`, missingValues: "absent" }),
+  };
+}
