@@ -55,7 +55,6 @@ export function scriptError(op: string, err: unknown): Error {
   if (msg.startsWith("CYCLE ")) return new DataLossError(`${op}: ${strip("CYCLE")}`, { cause: err });
   if (msg.startsWith("CHANGED")) return new DataLossError(`${op}: the thread was deleted or replaced during the walk`, { cause: err });
   if (msg.startsWith("REPARENT ")) return new InvalidCheckpointError(`${op}: ${strip("REPARENT")}`, { cause: err });
-  if (msg.startsWith("NOVALUE ")) return new InvalidCheckpointError(`${op}: ${strip("NOVALUE")}`, { cause: err });
   if (msg.startsWith("NOTFOUND ")) return new NotFoundError(`${op}: ${strip("NOTFOUND")}`, { cause: err });
   if (msg.startsWith("EXISTS ")) return new InvalidConfigError(`${op}: ${strip("EXISTS")}`, { cause: err });
   return new RedcheckError("REDIS", `${op}: ${msg}`, { cause: err });

@@ -80,19 +80,6 @@ export interface RedcheckSaverOptions {
   pageSize?: number;
   /** The serializer of channel and write values (default JsonPlusSerializer). */
   serde?: SerializerProtocol;
-  /**
-   * What put does with a channel version that the checkpoint names, that is
-   * not in newVersions, and that has no stored value in its namespace:
-   * "error" (the default, as the Go saver: InvalidCheckpointError, nothing
-   * written) or "absent" (put is sent again, once per such channel, storing
-   * the channel's version as holding no value: put.lua refuses before its
-   * first write, so nothing that ran is sent twice; but should another
-   * writer store a value for that very version of that namespace between
-   * the two calls, the second call replaces it with the empty marker).
-   * LangGraph.js's validation suite needs "absent" for one case. See the
-   * README.
-   */
-  missingValues?: "error" | "absent";
 }
 
 const DEFAULTS = {
@@ -152,7 +139,6 @@ export class RedcheckSaver extends BaseCheckpointSaver {
       refreshOnRead: options.refreshOnRead ?? false,
       acceptEviction: options.acceptEviction ?? false,
       pageSize: options.pageSize ?? DEFAULTS.pageSize,
-      missingValues: options.missingValues ?? "error",
       events: {
         disabled: ev.disabled ?? false,
         maxLen: ev.maxLen ?? DEFAULTS.maxLen,
@@ -168,7 +154,6 @@ export class RedcheckSaver extends BaseCheckpointSaver {
     if (!Number.isInteger(o.ttl) || o.ttl < 0) throw new InvalidConfigError("ttl must be a whole number of milliseconds, 0 or more");
     if (o.refreshOnRead && o.ttl === 0) throw new InvalidConfigError("refreshOnRead needs a ttl");
     if (!Number.isInteger(o.pageSize) || o.pageSize < 1 || o.pageSize > SCAN_BUDGET) throw new InvalidConfigError(`pageSize must be 1 to ${SCAN_BUDGET}`);
-    if (o.missingValues !== "error" && o.missingValues !== "absent") throw new InvalidConfigError('missingValues must be "error" or "absent"');
     const e = o.events;
     if (!(e.maxLen >= 1 && e.feedMaxLen >= 1 && e.maxValueBytes >= 1 && e.maxEventBytes >= 1 && e.streamBytes >= 1 &&
       e.feedBytes >= 1 && e.retainDeletedMs >= 1)) {
@@ -365,25 +350,11 @@ export class RedcheckSaver extends BaseCheckpointSaver {
     }
     const event = this.#eventSpec(this.#checkpointEvent(thread, ns, parent, checkpoint, md, fresh, versions, blobs));
     const head: Arg[] = [this.layout.shardBase(shard), encode(thread), encode(ns), checkpoint.id, parent, newGen(), newGen(), String(this.#opts.ttl)];
-    const absent = new Set<string>();
-    for (;;) {
-      const extra: Buffer[] = [];
-      for (const f of absent) extra.push(Buffer.from(f, "utf8"), Buffer.alloc(0));
-      const args: Arg[] = [...head, String(fields.length / 2), String((blobs.length + extra.length) / 2), ...event, ...fields, ...blobs, ...extra];
-      try {
-        await this.#conn.run(scripts.put, keys, args);
-        break;
-      } catch (e) {
-        // NOVALUE is raised before put.lua's first write: sending the call
-        // again, with the named channel version stored as holding no value,
-        // re-sends nothing that ran.
-        const m = /^NOVALUE channel version (.*) has no stored value/s.exec(e instanceof Error ? e.message : "");
-        if (m && this.#opts.missingValues === "absent" && !absent.has(m[1]!) && absent.size < Object.keys(versions).length) {
-          absent.add(m[1]!);
-          continue;
-        }
-        throw scriptError("put", e);
-      }
+    const args: Arg[] = [...head, String(fields.length / 2), String(blobs.length / 2), ...event, ...fields, ...blobs];
+    try {
+      await this.#conn.run(scripts.put, keys, args);
+    } catch (e) {
+      throw scriptError("put", e);
     }
     return { configurable: { thread_id: thread, checkpoint_ns: ns, checkpoint_id: checkpoint.id } };
   }

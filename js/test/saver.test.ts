@@ -56,14 +56,11 @@ async function countKeys(pattern: string): Promise<number> {
 }
 
 describe("errors", () => {
-  it("refuses, before writing, a channel version with no stored value (default missingValues)", async () => {
+  it("reads back absent a channel version the checkpoint names but neither writes nor finds stored", async () => {
     const s = fresh();
     const cp = { ...emptyCheckpoint(), channel_values: { a: 1 }, channel_versions: { a: 1 } };
-    await expect(s.put({ configurable: { thread_id: "t" } }, cp, md(0), {})).rejects.toThrow(InvalidCheckpointError);
-    expect(await s.getTuple({ configurable: { thread_id: "t" } })).toBeUndefined();
-    const absent = fresh({ missingValues: "absent" });
-    const cfg = await absent.put({ configurable: { thread_id: "t" } }, cp, md(0), {});
-    expect((await absent.getTuple(cfg))!.checkpoint.channel_values).toEqual({});
+    const cfg = await s.put({ configurable: { thread_id: "t" } }, cp, md(0), {});
+    expect((await s.getTuple(cfg))!.checkpoint.channel_values).toEqual({});
   });
 
   it("maps the script error codes", async () => {

@@ -14,8 +14,6 @@ export function initializer(name: string, client: RedisConnection & { connect():
     async afterAll() {
       await client.close();
     },
-    // missingValues "absent": the suite's "should only store channel_values that have changed (based on
-    // newVersions)" puts channel versions that are neither in newVersions nor stored (see the README).
-    createCheckpointer: () => new RedcheckSaver(client, { prefix: `val-${run}-${n++}`, missingValues: "absent" }),
+    createCheckpointer: () => new RedcheckSaver(client, { prefix: `val-${run}-${n++}` }),
   };
 }
