@@ -26,13 +26,14 @@ if id == '' then
   local top = redis.call('ZREVRANGE', idx, 0, 0)
   if #top == 0 then return nil end
   id = top[1]
-elseif not redis.call('ZSCORE', idx, id) then
-  if redis.call('EXISTS', nb .. ':cp:' .. id) == 1 then return dataloss('index entry ' .. id .. ' of ' .. idx) end
-  return nil
 end
 local cpkey = nb .. ':cp:' .. id
 local found = load_checkpoint(cpkey, nb .. ':blobs', nb)
-if not found then return dataloss('checkpoint hash ' .. cpkey) end
+if not found then
+  -- No such checkpoint, or its hash was lost: the index tells.
+  if redis.call('ZSCORE', idx, id) then return dataloss('checkpoint hash ' .. cpkey) end
+  return nil
+end
 if found.err then return found end
 if ttl > 0 then touch(sb, enct, ttl, now) end
 return {id, found[1], found[2], found[3]}

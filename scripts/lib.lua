@@ -85,11 +85,14 @@ end
 -- namespace the set names (encns may be nil: the set only). Returns an error reply
 -- (DATALOSS) or nil. O(1).
 local function check_gen(gb, encns)
-  if redis.call('EXISTS', gb .. ':ns') == 0 then return dataloss('namespace set ' .. gb .. ':ns') end
-  if encns and redis.call('EXISTS', gb .. ':n:' .. encns .. ':idx') == 0 and
-      redis.call('SISMEMBER', gb .. ':ns', encns) == 1 then
-    return dataloss('namespace index ' .. gb .. ':n:' .. encns .. ':idx')
+  if not encns then
+    if redis.call('EXISTS', gb .. ':ns') == 0 then return dataloss('namespace set ' .. gb .. ':ns') end
+    return nil
   end
+  local idx = gb .. ':n:' .. encns .. ':idx'
+  if redis.call('EXISTS', gb .. ':ns', idx) == 2 then return nil end -- the usual case, one call
+  if redis.call('EXISTS', gb .. ':ns') == 0 then return dataloss('namespace set ' .. gb .. ':ns') end
+  if redis.call('SISMEMBER', gb .. ':ns', encns) == 1 then return dataloss('namespace index ' .. idx) end
   return nil
 end
 

@@ -44,10 +44,12 @@ local member = id .. '\0' .. enct .. '\0' .. encns .. '\0' .. gen
 -- Checks, before the first write. A live generation missing an index or its namespace set would be
 -- rebuilt short by this write and then read as complete: it is lost data instead.
 local old = {false, false, false, false}
-if not newgen then
+if not newgen and redis.call('EXISTS', gb .. ':ns', nb .. ':idx', gb .. ':idx') < 3 then
   local lost = check_gen(gb, encns)
   if lost then return lost end
   if redis.call('EXISTS', gb .. ':idx') == 0 then return dataloss('thread index ' .. gb .. ':idx') end
+end
+if not newgen then
   old = redis.call('HMGET', cp, 'v', 'p', 'o', 'r')
   if old[1] then
     if old[3] == ARGV[7] then return 2 end
