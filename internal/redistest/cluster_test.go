@@ -55,6 +55,9 @@ func TestClusterStartAndFailover(t *testing.T) {
 		t.Fatal(err)
 	}
 	victim := m.Options().Addr
+	// Replication is asynchronous: wait until the victim's replica has
+	// everything the victim acknowledged, or the key could be lost with it.
+	waitReplicated(t, m)
 	if err := c.Kill(victim); err != nil {
 		t.Fatal(err)
 	}
@@ -160,5 +163,49 @@ func TestRestartableServerStopsOnCleanup(t *testing.T) {
 	if conn, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
 		_ = conn.Close()
 		t.Fatalf("server on %s still accepts connections after its test ended", addr)
+	}
+}
+
+// waitReplicated waits (up to 10 s) until every replica of master m has
+// acknowledged its replication offset (INFO replication).
+func waitReplicated(t *testing.T, m *redis.Client) {
+	t.Helper()
+	ctx := context.Background()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		info, err := m.Info(ctx, "replication").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var master int64 = -1
+		caught, replicas := 0, 0
+		for _, line := range strings.Split(info, "\n") {
+			line = strings.TrimSpace(line)
+			if v, ok := strings.CutPrefix(line, "master_repl_offset:"); ok {
+				fmt.Sscan(v, &master)
+			}
+		}
+		for _, line := range strings.Split(info, "\n") {
+			line = strings.TrimSpace(line)
+			if !strings.HasPrefix(line, "slave") || !strings.Contains(line, "offset=") {
+				continue
+			}
+			replicas++
+			for _, kv := range strings.Split(line, ",") {
+				if v, ok := strings.CutPrefix(kv, "offset="); ok {
+					var off int64
+					fmt.Sscan(v, &off)
+					if off >= master {
+						caught++
+					}
+				}
+			}
+		}
+		if replicas > 0 && caught == replicas {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("replicas of %s did not catch up in 10 s:\n%s", m.Options().Addr, info)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
