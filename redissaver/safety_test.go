@@ -152,6 +152,13 @@ func readAll(t *testing.T, s *redissaver.Saver, last checkpoint.Config) reads {
 		ids = append(ids, tup.Config.CheckpointID)
 	}
 	note("list all", ids, lerr)
+	// What no read needs (the registry entry, an index for listings and
+	// sweeps) the check reports.
+	vs, err := s.Check(ctx, th)
+	if err == nil && len(vs) > 0 {
+		err = fmt.Errorf("%w: %v", checkpoint.ErrDataLoss, vs[0])
+	}
+	note("check", len(vs), err)
 	return r
 }
 

@@ -16,7 +16,7 @@
 -- Work bound: O(ARGV[7]) members, fields or checkpoints (each O(its fields)).
 local sb, enct, part, encns, cursor = ARGV[1], ARGV[2], ARGV[4], ARGV[5], ARGV[6]
 local budget = tonumber(ARGV[7])
-local gen, state, detail = thread_state(sb, enct, now_ms())
+local gen, state, detail = thread_state(sb, enct, now_ms(), true)
 if state == 'lost' then return dataloss(detail) end
 if state ~= 'live' or (ARGV[3] ~= '' and ARGV[3] ~= gen) then return {''} end
 local gb = sb .. 't:' .. enct .. ':g:' .. gen

@@ -24,7 +24,7 @@
 local sb, enct, encns, cursor = ARGV[1], ARGV[2], ARGV[3], ARGV[5]
 local budget = tonumber(ARGV[7])
 local now = now_ms()
-local gen, state, detail = thread_state(sb, enct, now)
+local gen, state, detail = thread_state(sb, enct, now, true)
 if state == 'lost' then return dataloss(detail) end
 if state ~= 'live' then
   if ARGV[6] ~= '' then return redis.error_reply('CHANGED thread is gone') end

@@ -8,13 +8,19 @@
 -- ARGV[5] TTL in milliseconds to renew the thread's lease with, 0 for no renewal
 -- Returns: nil when there is no such checkpoint (or its thread expired), else
 --          {id, flat checkpoint hash, channel values aligned with its "c:" fields, parent's writes (legacy only)}.
---          The error "DATALOSS <what>" when something the answer needs is missing: the thread's head or
---          registry entry, an indexed checkpoint's hash, a value a channel version points to, the namespace
+--          The error "DATALOSS <what>" when something the answer needs is missing: the thread's head (its
+--          registry entry alone is an index the answer does not need: Put and the check report its loss),
+--          an indexed checkpoint's hash, a value a channel version points to, the namespace
 --          index of a namespace the thread lists.
 -- Work bound: O(fields of the checkpoint) + O(log n).
 local sb, enct, encns, id, ttl = ARGV[1], ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5])
-local now = now_ms()
-local gen, state, detail = thread_state(sb, enct, now)
+-- The clock is read only when needed (a lease to check or renew).
+local clock
+local function now()
+  if not clock then clock = now_ms() end
+  return clock
+end
+local gen, state, detail = thread_state(sb, enct, now, true)
 if state == 'lost' then return dataloss(detail) end
 if state ~= 'live' then return nil end
 local gb = sb .. 't:' .. enct .. ':g:' .. gen
@@ -35,5 +41,5 @@ if not found then
   return nil
 end
 if found.err then return found end
-if ttl > 0 then touch(sb, enct, ttl, now) end
+if ttl > 0 then touch(sb, enct, ttl, now()) end
 return {id, found[1], found[2], found[3]}

@@ -51,7 +51,9 @@ local function now_ms()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
--- The state of a thread from its head hash and its registry entry. O(log threads).
+-- The state of a thread from its head hash and its registry entry. O(log threads). now is the time
+-- in ms, or a function giving it (called only when needed). With reading, a thread whose head exists
+-- is judged from its head alone.
 -- Returns gen (or nil), state, detail: state is
 --   'live'    the thread exists: gen is its generation;
 --   'none'    no such thread;
@@ -60,9 +62,20 @@ end
 --   'lost'    its head or its registry entry is missing while the other exists, or the
 --             shard's registry lost its marker member "" (the whole zset was lost): detail
 --             names the missing key.
-local function thread_state(sb, enct, now)
+local function thread_state(sb, enct, now, reading)
   local head = sb .. 't:' .. enct
   local h = redis.call('HMGET', head, 'g', 'exp')
+  if h[1] and reading then
+    -- A read's answer does not depend on the registry entry (an index for listings and sweeps):
+    -- reads skip it; writes and the check see its loss.
+    local e = tonumber(h[2]) or 0
+    if e > 0 then
+      if type(now) == 'function' then now = now() end
+      if e <= now then return h[1], 'expired' end
+    end
+    return h[1], 'live'
+  end
+  if type(now) == 'function' then now = now() end
   local reg = redis.call('ZSCORE', sb .. 'threads', enct)
   if not h[1] then
     if not reg then

@@ -37,7 +37,7 @@ local now = now_ms()
 
 local index, genread, base = KEYS[1], '', nil
 if mode ~= 'shard' then
-  local gen, state, detail = thread_state(sb, ARGV[3], now)
+  local gen, state, detail = thread_state(sb, ARGV[3], now, true)
   if state == 'lost' then return dataloss(detail) end
   if state ~= 'live' or (ARGV[5] ~= '' and ARGV[5] ~= gen) then return {'', ''} end
   genread = gen
@@ -58,7 +58,7 @@ local current = {}
 local function thread_gen(enct)
   local g = current[enct]
   if g == nil then
-    local gen, state, detail = thread_state(sb, enct, now)
+    local gen, state, detail = thread_state(sb, enct, now, true)
     if state == 'lost' then return nil, detail end
     g = false
     if state == 'live' then g = gen end
