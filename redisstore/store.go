@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 
+	"github.com/graphstate/redcheck/internal/meta"
 	"github.com/graphstate/redcheck/internal/scriptrun"
 	"github.com/redis/go-redis/v9"
 )
@@ -46,23 +47,10 @@ const storeFormat = "store-1"
 // and "dims": the vectors' length) and refuses, with ErrInvalidOptions, a
 // prefix written with another format or another number of dimensions.
 func checkMeta(ctx context.Context, rdb redis.UniversalClient, key string, dims int) error {
-	var got *redis.MapStringStringCmd
-	cmds, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.HSetNX(ctx, key, "format", storeFormat)
-		p.HSetNX(ctx, key, "dims", dims)
-		got = p.HGetAll(ctx, key)
-		return nil
-	})
-	for _, c := range cmds { // the cause of an EXECABORT (NOPERM, say)
-		if cerr := c.Err(); cerr != nil && !redis.HasErrorPrefix(cerr, "EXECABORT") {
-			err = cerr
-			break
-		}
-	}
+	m, err := meta.SetOnce(ctx, rdb, key, "format", storeFormat, "dims", dims)
 	if err != nil {
 		return redisErr("meta key "+key, err)
 	}
-	m := got.Val()
 	if m["format"] != storeFormat {
 		return errorf(ErrInvalidOptions, "prefix holds store format %q (meta key %s); this version reads %q", m["format"], key, storeFormat)
 	}

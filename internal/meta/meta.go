@@ -61,21 +61,34 @@ func createPrefix(ctx context.Context, rdb redis.UniversalClient, l keys.Layout)
 		return nil, fmt.Errorf("redcheck: shard registries of %q: %w", l.Prefix(), err)
 	}
 	key := l.Meta()
+	got, err := SetOnce(ctx, rdb, key, FieldFormat, keys.FormatVersion, FieldShards, l.Shards())
+	if err != nil {
+		return nil, fmt.Errorf("redcheck: meta key %s: %w", key, err)
+	}
+	return got, nil
+}
+
+// SetOnce writes the fields of a meta hash that it lacks (HSETNX, field and
+// value pairs) and returns all its fields, in one MULTI: what a writer of a
+// prefix that may be new does. A refused command (NOPERM, say) is returned
+// rather than the EXECABORT it causes.
+func SetOnce(ctx context.Context, rdb redis.UniversalClient, key string, pairs ...any) (map[string]string, error) {
 	var all *redis.MapStringStringCmd
 	cmds, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.HSetNX(ctx, key, FieldFormat, keys.FormatVersion)
-		p.HSetNX(ctx, key, FieldShards, l.Shards())
+		for i := 0; i+1 < len(pairs); i += 2 {
+			p.HSetNX(ctx, key, fmt.Sprint(pairs[i]), pairs[i+1])
+		}
 		all = p.HGetAll(ctx, key)
 		return nil
 	})
-	for _, c := range cmds { // the cause of an EXECABORT (NOPERM, say)
+	for _, c := range cmds {
 		if cerr := c.Err(); cerr != nil && !redis.HasErrorPrefix(cerr, "EXECABORT") {
 			err = cerr
 			break
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("redcheck: meta key %s: %w", key, err)
+		return nil, err
 	}
 	return all.Val(), nil
 }
