@@ -46,7 +46,10 @@ func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
 	if done {
 		return nil
 	}
-	return s.reclaim(ctx, s.layout.Shard(threadID), entry)
+	if _, err := s.sweepShard(ctx, s.layout.Shard(threadID), entry); err != nil {
+		return fmt.Errorf("redissaver: delete thread: reclaim: %w", err)
+	}
+	return nil
 }
 
 // deleteReply decodes {count, queue entry, done} of delete_thread.lua.
@@ -60,18 +63,4 @@ func deleteReply(res []any) (entry string, done bool, err error) {
 		return "", false, corrupt("delete thread reply %v", res)
 	}
 	return entry, d == 1, nil
-}
-
-// reclaim runs sweep.lua on one queued generation of shard n until it is
-// fully reclaimed.
-func (s *Saver) reclaim(ctx context.Context, n int, entry string) error {
-	for {
-		used, more, err := s.sweepStep(ctx, n, entry)
-		if err != nil {
-			return fmt.Errorf("redissaver: delete thread: reclaim: %w", err)
-		}
-		if !more || used == 0 {
-			return nil
-		}
-	}
 }

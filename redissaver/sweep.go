@@ -19,18 +19,27 @@ import (
 func (s *Saver) Sweep(ctx context.Context) (int, error) {
 	total := 0
 	for n := 0; n < s.layout.Shards(); n++ {
-		for {
-			used, more, err := s.sweepStep(ctx, n, "")
-			total += used
-			if err != nil {
-				return total, redisErr("sweep", err)
-			}
-			if !more {
-				break
-			}
+		used, err := s.sweepShard(ctx, n, "")
+		total += used
+		if err != nil {
+			return total, redisErr("sweep", err)
 		}
 	}
 	return total, nil
+}
+
+// sweepShard runs sweep.lua on shard n (on the queue entry given, or on
+// every due one for "") until nothing due is left, or a step makes no
+// progress. It returns the units of work done.
+func (s *Saver) sweepShard(ctx context.Context, n int, entry string) (int, error) {
+	total := 0
+	for {
+		used, more, err := s.sweepStep(ctx, n, entry)
+		total += used
+		if err != nil || !more || used == 0 {
+			return total, err
+		}
+	}
 }
 
 // sweepStep runs one step of sweep.lua on shard n: on the queue entry given,

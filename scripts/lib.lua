@@ -195,12 +195,14 @@ local function reclaim_due(sb, budget, now)
   return used, #redis.call('ZRANGEBYSCORE', sb .. 'gc', '-inf', now, 'LIMIT', 0, 1) > 0
 end
 
--- Retires up to n threads of the shard whose lease ran out. O(n log threads).
+-- Retires up to n threads of the shard whose lease ran out, and returns how many it retired.
+-- O(n log threads).
 local function retire_expired(sb, n, now)
-  for _, enct in ipairs(redis.call('ZRANGEBYSCORE', sb .. 'threads', 1, now, 'LIMIT', 0, n)) do
-    local gen = redis.call('HGET', sb .. 't:' .. enct, 'g')
-    retire(sb, enct, gen, now)
+  local expired = redis.call('ZRANGEBYSCORE', sb .. 'threads', 1, now, 'LIMIT', 0, n)
+  for _, enct in ipairs(expired) do
+    retire(sb, enct, redis.call('HGET', sb .. 't:' .. enct, 'g'), now)
   end
+  return #expired
 end
 
 -- Loads one checkpoint hash with the channel values its versions point to.

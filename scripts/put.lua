@@ -62,11 +62,12 @@ end
 -- A channel version the checkpoint names and does not write reads from the value stored for it; one
 -- never stored gets the empty marker below (the channel reads back absent, as LangGraph's contract says).
 -- A values hash gone whole while the namespace has checkpoints was lost instead.
-local writing, unchanged, unstored = {}, {}, {}
+local writing, referenced, unchanged, unstored = {}, {}, {}, {}
 for i = at + 2 * n, at + 2 * n + 2 * m - 1, 2 do writing[ARGV[i]] = true end
 for i = at, at + 2 * n - 1, 2 do
   if string.sub(ARGV[i], 1, 2) == 'c:' then
     local f = blob_field(string.sub(ARGV[i], 3), ARGV[i + 1])
+    referenced[#referenced + 1] = f
     if not writing[f] then unchanged[#unchanged + 1] = f end
   end
 end
@@ -107,12 +108,8 @@ if m > 0 then
 end
 -- A reclaim of unreferenced values (blob_gc.lua) running on this namespace must keep every value this
 -- checkpoint points to.
-if redis.call('EXISTS', nb .. ':keep') == 1 then
-  local names = {}
-  for i = at, at + 2 * n - 1, 2 do
-    if string.sub(ARGV[i], 1, 2) == 'c:' then names[#names + 1] = blob_field(string.sub(ARGV[i], 3), ARGV[i + 1]) end
-  end
-  if #names > 0 then chunked('SADD', nb .. ':keep', names, 1000) end
+if #referenced > 0 and redis.call('EXISTS', nb .. ':keep') == 1 then
+  chunked('SADD', nb .. ':keep', referenced, 1000)
 end
 
 redis.call('ZADD', nb .. ':idx', 0, id)

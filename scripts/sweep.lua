@@ -16,11 +16,8 @@ if only ~= '' then
   if done then return {used, 0} end
   return {used, 1}
 end
-local expired = redis.call('ZRANGEBYSCORE', KEYS[1], 1, now, 'LIMIT', 0, budget)
-for _, enct in ipairs(expired) do
-  retire(sb, enct, redis.call('HGET', sb .. 't:' .. enct, 'g'), now)
-end
-local used, more = reclaim_due(sb, budget - #expired, now)
-used = used + #expired
-if more or #expired == budget then return {used, 1} end
+local retired = retire_expired(sb, budget, now)
+local used, more = reclaim_due(sb, budget - retired, now)
+used = used + retired
+if more or retired == budget then return {used, 1} end
 return {used, 0}
