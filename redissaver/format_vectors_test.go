@@ -165,7 +165,7 @@ func unitSaver(t *testing.T, opts Options) *Saver {
 func buildFieldsDoc(t *testing.T) fieldsDoc {
 	doc := fieldsDoc{Description: "Fields and values of the redcheck storage format (docs/storage-format.md). " +
 		"Byte strings are given as text when they are valid UTF-8 and always as hex. " +
-		"blob_fields: len(channel) ':' channel version, the length in bytes. " +
+		"blob_fields: len(channel) ':' channel version, the length in bytes; the version is the value of the c: field, staged ones included (version, the byte 0, the staging Put's call token). " +
 		"write_fields: 'w:' len(task) ':' task ':' index, where index is the position of the write in the PutWrites call or the fixed negative index of a special channel. " +
 		"pack: len(part) ':' part for every part but the last, then the last part as it is. " +
 		"joined_names: len(name) ':' name, repeated (event field ch). " +
@@ -179,6 +179,7 @@ func buildFieldsDoc(t *testing.T) fieldsDoc {
 		{"a:b", "2:c"},
 		{"日本語", "v1"},
 		{"nul\x00ch", "7"},
+		{"messages", "000000000002.5eed5eed" + mb.Staged("k3v7b2qx9mna4")}, // staged by a Put
 	} {
 		doc.BlobFields = append(doc.BlobFields, blobFieldVec{Channel: formatvec.B(b.ch), Version: b.ver, Field: formatvec.B(mb.Blob(b.ch, b.ver))})
 	}

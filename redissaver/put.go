@@ -24,9 +24,15 @@ import (
 // earlier checkpoints stored for their versions. Metadata is stored verbatim,
 // one canonical JSON field per key.
 //
-// Put is one atomic script and one round trip: the checkpoint, its values,
+// Put is one round trip and one atomic unit: the checkpoint, its values,
 // the indexes, the thread registry and the thread's lease change together or
-// not at all. Re-putting an existing ID with the same parent replaces its
+// not at all. Once the saver knows the thread's generation (from its last
+// Put of the thread), the values go by a plain HSET in the same MULTI/EXEC
+// as the script, so no value byte enters Lua; a refusal takes them back
+// (docs/storage-format.md, "Writing a checkpoint"). When that generation
+// turned stale meanwhile (the thread was deleted or replaced), or Redis
+// discarded the transaction, nothing was written and Put sends the values
+// through the script: a second round trip. Re-putting an existing ID with the same parent replaces its
 // checkpoint and metadata and keeps its pending writes. A call re-sent by
 // the client after a network error finds its own checkpoint and changes
 // nothing.
@@ -37,8 +43,9 @@ import (
 // that is its own parent, a re-put that changes the parent, a newVersions
 // entry that is not the checkpoint's version of that channel, a "step" that
 // is not an integer, metadata that is not JSON or a value the serializer
-// refuses; checkpoint.ErrDataLoss when the thread's head or registry entry is
-// missing; otherwise the Redis error, wrapped.
+// refuses; checkpoint.ErrDataLoss when the thread's head is missing while
+// its registry entry says it lives, or its generation lacks an index;
+// otherwise the Redis error, wrapped.
 func (s *Saver) Put(ctx context.Context, cfg checkpoint.Config, cp checkpoint.Checkpoint, md checkpoint.Metadata, newVersions map[string]string) (checkpoint.Config, error) {
 	if err := validateAddress(cfg); err != nil {
 		return checkpoint.Config{}, err

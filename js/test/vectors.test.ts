@@ -8,6 +8,7 @@ import { blobField, joinNames, pack, parseWriteField, unpack, writeField, writeI
 import { InvalidConfigError } from "../src/errors.js";
 import { Layout, decode, encode, member, validateGen, validateID, validateNamespace, validateRunID, validateThreadID } from "../src/keys.js";
 import { decodeValue } from "../src/values.js";
+import { storedVersion } from "../src/version.js";
 import { hexOf, loadVectors, toJS } from "./typed.js";
 
 const keysV: { format: number; encode_bytes: string[]; cases: any[]; invalid: any[] } = loadVectors("keys.json");
@@ -86,6 +87,8 @@ describe("keys.json", () => {
 describe("fields.json", () => {
   it.each(fieldsV.blob_fields.map((c: any) => [c.field.text, c] as [unknown, any]))("blob field %s", (_n, c: any) => {
     expect(blobField(hexOf(c.channel), c.version).equals(hexOf(c.field))).toBe(true);
+    // A "c:" field holding a staged version reads as the version before the byte 0.
+    expect(storedVersion(Buffer.from(c.version, "utf8"))).toBe(c.version.split("\0")[0]);
   });
 
   it.each(fieldsV.write_fields.map((c: any) => [c.field.text, c] as [unknown, any]))("write field %s", (_n, c: any) => {

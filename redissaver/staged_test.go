@@ -1,0 +1,224 @@
+package redissaver_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/redissaver"
+	"github.com/redis/go-redis/v9"
+)
+
+// rawState lists every key of prefix but the meta key with its type and, for
+// hashes, its fields, sorted: what a call wrote, field by field.
+func rawState(t *testing.T, rdb redis.UniversalClient, prefix string) []string {
+	t.Helper()
+	ctx := context.Background()
+	ks, err := rdb.Keys(ctx, prefix+":*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, k := range ks {
+		typ := rdb.Type(ctx, k).Val()
+		if typ != "hash" {
+			out = append(out, k+" "+typ)
+			continue
+		}
+		for _, f := range rdb.HKeys(ctx, k).Val() {
+			out = append(out, fmt.Sprintf("%s %q", k, f))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// stagedStep puts checkpoint i of a chain on thread th: channel "a" changes
+// at every step, "b" keeps version 1.
+func stagedStep(t *testing.T, s *redissaver.Saver, parent checkpoint.Config, i int) checkpoint.Config {
+	t.Helper()
+	ver := fmt.Sprint(i + 1)
+	cp := checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(),
+		ChannelValues:   map[string]any{"a": fmt.Sprint("value ", i), "b": "kept"},
+		ChannelVersions: map[string]string{"a": ver, "b": "1"}}
+	nv := map[string]string{"a": ver}
+	if i == 0 {
+		nv["b"] = "1"
+	}
+	cfg, err := s.Put(context.Background(), parent, cp, checkpoint.Metadata{"step": i}, nv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// TestStagedValues: once a saver knows a thread's generation, a Put writes
+// its values by plain HSET in the same transaction as put.lua, under fields
+// qualified by its call token; they read back as any other value, and an
+// unchanged channel points to the value its parent points to.
+func TestStagedValues(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			rdb := b.client(t)
+			s := newSaver(t, rdb, redissaver.Options{})
+			ctx := context.Background()
+			cfg := checkpoint.Config{ThreadID: "t"}
+			for i := range 4 {
+				cfg = stagedStep(t, s, cfg, i)
+			}
+			tup, err := s.GetTuple(ctx, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := tup.Checkpoint.ChannelVersions; got["a"] != "4" || got["b"] != "1" {
+				t.Errorf("versions %v, want a=4 b=1", got)
+			}
+			if got := tup.Checkpoint.ChannelValues; got["a"] != "value 3" || got["b"] != "kept" {
+				t.Errorf("values %v", got)
+			}
+			staged := 0
+			for _, line := range rawState(t, rdb, s.Layout().Prefix()) {
+				if strings.Contains(line, ":blobs ") && strings.Contains(line, `\x00`) {
+					staged++
+				}
+			}
+			if staged != 3 { // the first Put of the thread sends its values through the script
+				t.Errorf("%d staged values, want 3", staged)
+			}
+			requireSound(t, s, "t")
+		})
+	}
+}
+
+// TestStagedRefusalWritesNothing: a Put refused by put.lua after its values
+// were staged leaves every key as it was, field for field.
+func TestStagedRefusalWritesNothing(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			rdb := b.client(t)
+			s := newSaver(t, rdb, redissaver.Options{})
+			ctx := context.Background()
+			c1 := stagedStep(t, s, checkpoint.Config{ThreadID: "t"}, 0)
+			c2 := stagedStep(t, s, c1, 1)
+			before := rawState(t, rdb, s.Layout().Prefix())
+			// Re-put c2 under another parent, with new values: REPARENT.
+			cp := checkpoint.Checkpoint{V: 4, ID: c2.CheckpointID, ChannelValues: map[string]any{"a": "other"},
+				ChannelVersions: map[string]string{"a": "9"}}
+			_, err := s.Put(ctx, checkpoint.Config{ThreadID: "t"}, cp, nil, map[string]string{"a": "9"})
+			if !errors.Is(err, checkpoint.ErrInvalidCheckpoint) {
+				t.Fatalf("re-put under another parent: %v, want ErrInvalidCheckpoint", err)
+			}
+			if after := rawState(t, rdb, s.Layout().Prefix()); !slices.Equal(before, after) {
+				t.Errorf("a refused staged Put changed the keys:\nbefore %q\nafter  %q", before, after)
+			}
+		})
+	}
+}
+
+// TestStagedRePutPointsToStoredValues: a re-put of a checkpoint (same id,
+// same parent, same versions) through staging points to the values already
+// stored and leaves no second copy.
+func TestStagedRePutPointsToStoredValues(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			rdb := b.client(t)
+			s := newSaver(t, rdb, redissaver.Options{})
+			ctx := context.Background()
+			c1 := stagedStep(t, s, checkpoint.Config{ThreadID: "t"}, 0)
+			cp := checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(), ChannelValues: map[string]any{"a": "x", "b": "kept"},
+				ChannelVersions: map[string]string{"a": "2", "b": "1"}}
+			if _, err := s.Put(ctx, c1, cp, nil, map[string]string{"a": "2"}); err != nil {
+				t.Fatal(err)
+			}
+			before := rawState(t, rdb, s.Layout().Prefix())
+			cfg, err := s.Put(ctx, c1, cp, nil, map[string]string{"a": "2"}) // a new call: a new token
+			if err != nil {
+				t.Fatal(err)
+			}
+			var blobs []string
+			for _, line := range rawState(t, rdb, s.Layout().Prefix()) {
+				if strings.Contains(line, ":blobs ") {
+					blobs = append(blobs, line)
+				}
+			}
+			var was []string
+			for _, line := range before {
+				if strings.Contains(line, ":blobs ") {
+					was = append(was, line)
+				}
+			}
+			if !slices.Equal(blobs, was) {
+				t.Errorf("values after the re-put %q, before %q", blobs, was)
+			}
+			tup, err := s.GetTuple(ctx, cfg)
+			if err != nil || tup.Checkpoint.ChannelValues["a"] != "x" {
+				t.Fatalf("GetTuple: %v, %v", tup, err)
+			}
+			requireSound(t, s, "t")
+		})
+	}
+}
+
+// TestStagedStaleGeneration: a saver whose remembered generation is stale
+// (another saver deleted the thread and wrote it again) stages its values
+// into the old generation; put.lua takes them back, and the Put goes
+// through the script into the live generation.
+func TestStagedStaleGeneration(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			rdb := b.client(t)
+			a := newSaver(t, rdb, redissaver.Options{})
+			other, err := redissaver.New(context.Background(), rdb, redissaver.Options{Prefix: a.Layout().Prefix(), AcceptEviction: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			c1 := stagedStep(t, a, checkpoint.Config{ThreadID: "t"}, 0)
+			stagedStep(t, a, c1, 1) // a remembers the generation
+			if err := other.DeleteThread(ctx, "t"); err != nil {
+				t.Fatal(err)
+			}
+			n1 := stagedStep(t, other, checkpoint.Config{ThreadID: "t"}, 0)
+			live := rawState(t, rdb, a.Layout().Prefix())
+			cfg := stagedStep(t, a, n1, 1)
+			tup, err := a.GetTuple(ctx, checkpoint.Config{ThreadID: "t"})
+			if err != nil || tup.Config.CheckpointID != cfg.CheckpointID || tup.Checkpoint.ChannelValues["a"] != "value 1" ||
+				tup.Checkpoint.ChannelValues["b"] != "kept" {
+				t.Fatalf("latest after the stale Put: %+v, %v", tup, err)
+			}
+			// Nothing but the new checkpoint's keys, entries and value appeared:
+			// no value stayed in the old generation.
+			gen := rdb.HGet(ctx, a.Layout().Head("t"), "g").Val()
+			newValue := a.Layout().Blobs("t", gen, "") + " "
+			for _, line := range rawState(t, rdb, a.Layout().Prefix()) {
+				if !slices.Contains(live, line) && !strings.Contains(line, cfg.CheckpointID) &&
+					!strings.HasPrefix(line, newValue) && !strings.Contains(line, "events") && !strings.Contains(line, "feed") {
+					t.Errorf("unexpected after the stale Put: %s", line)
+				}
+			}
+			requireSound(t, a, "t")
+		})
+	}
+}
+
+// TestStagedAfterScriptFlush: a transaction whose script Redis lacks
+// (NOSCRIPT: it did not run) is sent again once the script is loaded.
+func TestStagedAfterScriptFlush(t *testing.T) {
+	rdb := backends[1].client(t)
+	s := newSaver(t, rdb, redissaver.Options{})
+	ctx := context.Background()
+	cfg := stagedStep(t, s, checkpoint.Config{ThreadID: "t"}, 0)
+	if err := rdb.ScriptFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	cfg = stagedStep(t, s, cfg, 1)
+	tup, err := s.GetTuple(ctx, cfg)
+	if err != nil || tup.Checkpoint.ChannelValues["a"] != "value 1" {
+		t.Fatalf("GetTuple: %+v, %v", tup, err)
+	}
+	requireSound(t, s, "t")
+}
