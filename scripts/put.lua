@@ -86,11 +86,12 @@ end
 -- Checks, before the first write. A live generation missing an index or its namespace set would be
 -- rebuilt short by this write and then read as complete: it is lost data instead. The keep set of a
 -- running reclaim of values is counted four times in the same call: exists = count // 4.
-local old, keeping = {false, false, false, false}, false
+local old, keeping, listed = {false, false, false, false}, false, false
 if not newgen then
   local keep = nb .. ':keep'
   local count = redis.call('EXISTS', gb .. ':ns', nb .. ':idx', gb .. ':idx', keep, keep, keep, keep)
   keeping = count >= 4
+  listed = count % 4 == 3 -- the namespace has an index, so the set names it
   if count % 4 < 3 then
     local lost = check_gen(gb, encns)
     if lost then return refuse(lost) end
@@ -234,7 +235,7 @@ end
 redis.call('ZADD', nb .. ':idx', 0, id)
 redis.call('ZADD', gb .. ':idx', 0, id .. '\0' .. encns)
 redis.call('ZADD', KEYS[3], 0, member)
-redis.call('SADD', gb .. ':ns', encns)
+if not listed then redis.call('SADD', gb .. ':ns', encns) end
 if runkey then redis.call('SADD', runkey, member) end
 if newgen then redis.call('HSET', KEYS[1], 'g', gen) end
 if newgen or ttl > 0 then touch(sb, enct, ttl, now) end
