@@ -2,6 +2,8 @@ package redissaver
 
 import (
 	"strconv"
+
+	"github.com/graphstate/redcheck/checkpoint"
 	"strings"
 
 	"github.com/graphstate/redcheck/internal/codec"
@@ -65,11 +67,11 @@ func (s *Saver) encodeValue(v any) (string, error) {
 
 // decodeValue reverses encodeValue.
 func (s *Saver) decodeValue(stored string) (any, error) {
-	parts, ok := unpack(stored, 2)
-	if !ok {
+	var parts [2]string // type, data
+	if !unpack(stored, parts[:]) {
 		return nil, corrupt("value without a type")
 	}
-	v, err := s.ser.LoadsTyped(parts[0], []byte(parts[1]))
+	v, err := checkpoint.LoadString(s.ser, parts[0], parts[1])
 	if err != nil {
 		return nil, corrupt("value of type %q: %v", parts[0], err)
 	}

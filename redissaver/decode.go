@@ -108,11 +108,11 @@ func (s *Saver) decodeWrite(field, stored string) (storedWrite, error) {
 	if !ok {
 		return storedWrite{}, corrupt("write field %q", field)
 	}
-	parts, ok := unpack(stored, 4) // channel, task path, type, data
-	if !ok {
+	var parts [4]string // channel, task path, type, data
+	if !unpack(stored, parts[:]) {
 		return storedWrite{}, corrupt("write %q", field)
 	}
-	val, err := s.ser.LoadsTyped(parts[2], []byte(parts[3]))
+	val, err := checkpoint.LoadString(s.ser, parts[2], parts[3])
 	if err != nil {
 		return storedWrite{}, corrupt("write %q: %v", field, err)
 	}
