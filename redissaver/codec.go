@@ -46,12 +46,12 @@ func parseWriteField(f string) (taskID string, idx int, ok bool) {
 	return rest[:n], idx, true
 }
 
-// pack, unpack and cutLen are the shared length-prefixed encodings.
-var (
-	pack   = codec.Pack
-	unpack = codec.Unpack
-	cutLen = codec.CutLen
-)
+// pack, unpack and cutLen are the shared length-prefixed encodings
+// (functions, not variables holding them: the arguments of a call through a
+// variable escape, which would put unpack's array on the heap).
+func pack(parts ...string) string                   { return codec.Pack(parts...) }
+func unpack(s string, parts []string) bool          { return codec.Unpack(s, parts) }
+func cutLen(s string) (n int, rest string, ok bool) { return codec.CutLen(s) }
 
 // encodeValue serializes a value to what is stored: pack(type, bytes).
 func (s *Saver) encodeValue(v any) (string, error) {

@@ -23,8 +23,12 @@ func Decode(data []byte) (any, error) {
 }
 
 // DecodeString decodes data as Decode decodes the same bytes, without
-// copying them.
+// copying them. A plain string or integer (see plain.go) is read without
+// encoding/json, and such a string is a substring of data.
 func DecodeString(data string) (any, error) {
+	if v, ok := plainScalar(data); ok {
+		return v, nil
+	}
 	return decode(strings.NewReader(data), data)
 }
 
