@@ -38,7 +38,10 @@ import (
 // error wrapping ErrSerialization.
 type JSONSerializer struct{}
 
-var _ Serializer = JSONSerializer{}
+var (
+	_ Serializer   = JSONSerializer{}
+	_ StringLoader = JSONSerializer{}
+)
 
 // DumpsTyped encodes v; see JSONSerializer.
 func (JSONSerializer) DumpsTyped(v any) (string, []byte, error) {
@@ -47,6 +50,12 @@ func (JSONSerializer) DumpsTyped(v any) (string, []byte, error) {
 
 // LoadsTyped decodes data written with the type tag typ; see JSONSerializer.
 func (JSONSerializer) LoadsTyped(typ string, data []byte) (any, error) {
+	return loadsTyped(typ, string(data))
+}
+
+// LoadsTypedString decodes data as LoadsTyped decodes the same bytes, without
+// copying them; see StringLoader.
+func (JSONSerializer) LoadsTypedString(typ, data string) (any, error) {
 	return loadsTyped(typ, data)
 }
 
@@ -131,8 +140,8 @@ func sameDynamic(c, e any) bool {
 
 // decodeJSON decodes exactly one JSON value from data (surrounding
 // whitespace allowed) and normalises its numbers (see canonjson.Decode).
-func decodeJSON(data []byte) (any, error) {
-	v, err := canonjson.Decode(data)
+func decodeJSON(data string) (any, error) {
+	v, err := canonjson.DecodeString(data)
 	if err != nil {
 		return nil, serWrap("json decode", err)
 	}

@@ -46,7 +46,16 @@ func EncodeMetadataValue(v any) ([]byte, error) {
 // map[string]any, arrays []any. Malformed JSON, trailing data and nesting
 // deeper than 10000 levels give an error wrapping ErrSerialization.
 func DecodeMetadataValue(data []byte) (any, error) {
-	v, err := canonjson.Decode(data)
+	return decodeMetadata(canonjson.Decode(data))
+}
+
+// DecodeMetadataString decodes data as DecodeMetadataValue decodes the same
+// bytes, without copying them; strings of the value may share data's memory.
+func DecodeMetadataString(data string) (any, error) {
+	return decodeMetadata(canonjson.DecodeString(data))
+}
+
+func decodeMetadata(v any, err error) (any, error) {
 	if err != nil {
 		return nil, serWrap("metadata decode", err)
 	}

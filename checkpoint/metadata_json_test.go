@@ -21,6 +21,9 @@ func TestMetadataValueSentinels(t *testing.T) {
 		if _, err := DecodeMetadataValue([]byte(bad)); !errors.Is(err, ErrSerialization) {
 			t.Errorf("DecodeMetadataValue(%q): err = %v, want ErrSerialization", bad, err)
 		}
+		if _, err := DecodeMetadataString(bad); !errors.Is(err, ErrSerialization) {
+			t.Errorf("DecodeMetadataString(%q): err = %v, want ErrSerialization", bad, err)
+		}
 	}
 	// Metadata encodes as the map it is.
 	a, errA := EncodeMetadataValue(Metadata{"b": 1, "a": json.Number("2.0")})
@@ -47,6 +50,12 @@ func TestMetadataRoundTrip(t *testing.T) {
 	}
 	if !bytes.Equal(enc, again) {
 		t.Errorf("re-encoding changed %s into %s", enc, again)
+	}
+	for _, in := range []string{string(enc), `"loop"`, `-1`, `null`} {
+		want, _ := DecodeMetadataValue([]byte(in))
+		if got, err := DecodeMetadataString(in); err != nil || strict(got) != strict(want) {
+			t.Errorf("DecodeMetadataString(%s) = %s, %v; DecodeMetadataValue: %s", in, strict(got), err, strict(want))
+		}
 	}
 	if ok, err := md.Matches(Metadata(dec.(map[string]any))); !ok || err != nil {
 		t.Errorf("metadata does not match its own round trip: %v, %v", ok, err)

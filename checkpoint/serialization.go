@@ -75,10 +75,10 @@ func dumpsTyped(v any, tag string, encode func(any) ([]byte, error)) (string, []
 	return prefix + tag, data, nil
 }
 
-// loadsTyped implements Serializer.LoadsTyped for both serializers. It
-// accepts "null", "bytes", "msgpack" and "json", each optionally prefixed
-// once by "delta/".
-func loadsTyped(typ string, data []byte) (any, error) {
+// loadsTyped implements Serializer.LoadsTyped and StringLoader for both
+// serializers. It accepts "null", "bytes", "msgpack" and "json", each
+// optionally prefixed once by "delta/".
+func loadsTyped(typ, data string) (any, error) {
 	inner, delta := strings.CutPrefix(typ, TagDeltaPrefix)
 	v, err := loadsPlain(inner, data)
 	if err != nil {
@@ -90,7 +90,7 @@ func loadsTyped(typ string, data []byte) (any, error) {
 	return v, nil
 }
 
-func loadsPlain(typ string, data []byte) (any, error) {
+func loadsPlain(typ, data string) (any, error) {
 	switch typ {
 	case TagNull:
 		if len(data) != 0 {

@@ -19,3 +19,23 @@ type Serializer interface {
 // delta channel (see DeltaHistorian). Serializers keep it distinct from a
 // plain value.
 type DeltaSnapshot struct{ Value any }
+
+// StringLoader is an optional interface of a Serializer: LoadsTypedString
+// decodes data held in a string exactly as LoadsTyped decodes the same
+// bytes, without the copy into a []byte that LoadsTyped needs. Strings of the
+// value it returns may share memory with data (keeping all of it alive).
+// MsgpackSerializer and JSONSerializer implement it; savers use it through
+// LoadString.
+type StringLoader interface {
+	LoadsTypedString(typ, data string) (any, error)
+}
+
+// LoadString decodes data written with the type tag typ by ser: with
+// LoadsTypedString when ser is a StringLoader, else with LoadsTyped of a
+// copy of data.
+func LoadString(ser Serializer, typ, data string) (any, error) {
+	if sl, ok := ser.(StringLoader); ok {
+		return sl.LoadsTypedString(typ, data)
+	}
+	return ser.LoadsTyped(typ, []byte(data))
+}

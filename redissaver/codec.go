@@ -2,6 +2,8 @@ package redissaver
 
 import (
 	"strconv"
+
+	"github.com/graphstate/redcheck/checkpoint"
 	"strings"
 
 	"github.com/graphstate/redcheck/internal/codec"
@@ -44,12 +46,12 @@ func parseWriteField(f string) (taskID string, idx int, ok bool) {
 	return rest[:n], idx, true
 }
 
-// pack, unpack and cutLen are the shared length-prefixed encodings.
-var (
-	pack   = codec.Pack
-	unpack = codec.Unpack
-	cutLen = codec.CutLen
-)
+// pack, unpack and cutLen are the shared length-prefixed encodings
+// (functions, not variables holding them: the arguments of a call through a
+// variable escape, which would put unpack's array on the heap).
+func pack(parts ...string) string                   { return codec.Pack(parts...) }
+func unpack(s string, parts []string) bool          { return codec.Unpack(s, parts) }
+func cutLen(s string) (n int, rest string, ok bool) { return codec.CutLen(s) }
 
 // encodeValue serializes a value to what is stored: pack(type, bytes).
 func (s *Saver) encodeValue(v any) (string, error) {
@@ -65,11 +67,11 @@ func (s *Saver) encodeValue(v any) (string, error) {
 
 // decodeValue reverses encodeValue.
 func (s *Saver) decodeValue(stored string) (any, error) {
-	parts, ok := unpack(stored, 2)
-	if !ok {
+	var parts [2]string // type, data
+	if !unpack(stored, parts[:]) {
 		return nil, corrupt("value without a type")
 	}
-	v, err := s.ser.LoadsTyped(parts[0], []byte(parts[1]))
+	v, err := checkpoint.LoadString(s.ser, parts[0], parts[1])
 	if err != nil {
 		return nil, corrupt("value of type %q: %v", parts[0], err)
 	}

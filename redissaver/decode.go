@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/internal/canonjson"
 )
 
 // decodeTuple turns the reply of load_checkpoint (lib.lua) into a Tuple:
@@ -20,18 +21,18 @@ func (s *Saver) decodeTuple(thread, ns, id string, flat, blobs, extra any) (*che
 	}
 	var d reply
 	values := d.list(blobs)
+	channels, metadata, writes := countFields(pairs)
 	t := &checkpoint.Tuple{
 		Config: checkpoint.Config{ThreadID: thread, CheckpointNS: ns, CheckpointID: id},
 		Checkpoint: checkpoint.Checkpoint{
 			ID:              id,
-			ChannelValues:   map[string]any{},
-			ChannelVersions: map[string]string{},
-			VersionsSeen:    map[string]map[string]string{},
+			ChannelValues:   make(map[string]any, channels),
+			ChannelVersions: make(map[string]string, channels),
 		},
-		Metadata: checkpoint.Metadata{},
+		Metadata: make(checkpoint.Metadata, metadata),
 	}
 	cp := &t.Checkpoint
-	var writes []storedWrite
+	pending := make([]storedWrite, 0, writes)
 	blob := 0
 	for i := 0; i < len(pairs); i += 2 {
 		f, v := d.str(pairs[i]), d.str(pairs[i+1])
@@ -50,12 +51,11 @@ func (s *Saver) decodeTuple(thread, ns, id string, flat, blobs, extra any) (*che
 		case f == fieldParent:
 			t.ParentConfig = &checkpoint.Config{ThreadID: thread, CheckpointNS: ns, CheckpointID: v}
 		case f == fieldVersionsSeen:
-			if err := json.Unmarshal([]byte(v), &cp.VersionsSeen); err != nil {
+			seen, err := canonjson.DecodeStringMaps(v)
+			if err != nil {
 				return nil, corrupt("checkpoint %q: versions seen: %v", id, err)
 			}
-			if cp.VersionsSeen == nil {
-				cp.VersionsSeen = map[string]map[string]string{}
-			}
+			cp.VersionsSeen = seen
 		case f == fieldUpdated:
 			if err := json.Unmarshal([]byte(v), &cp.UpdatedChannels); err != nil {
 				return nil, corrupt("checkpoint %q: updated channels: %v", id, err)
@@ -77,7 +77,7 @@ func (s *Saver) decodeTuple(thread, ns, id string, flat, blobs, extra any) (*che
 			}
 			blob++
 		case strings.HasPrefix(f, prefixMetadata):
-			val, err := checkpoint.DecodeMetadataValue([]byte(v))
+			val, err := checkpoint.DecodeMetadataString(v)
 			if err != nil {
 				return nil, corrupt("checkpoint %q: metadata %q: %v", id, f[len(prefixMetadata):], err)
 			}
@@ -87,14 +87,34 @@ func (s *Saver) decodeTuple(thread, ns, id string, flat, blobs, extra any) (*che
 			if err != nil {
 				return nil, err
 			}
-			writes = append(writes, w)
+			pending = append(pending, w)
 		}
 	}
-	t.PendingWrites = sortedWrites(writes)
+	if cp.VersionsSeen == nil {
+		cp.VersionsSeen = map[string]map[string]string{}
+	}
+	t.PendingWrites = sortedWrites(pending)
 	if err := s.migratePendingSends(t, extra); err != nil {
 		return nil, err
 	}
 	return t, nil
+}
+
+// countFields counts the channel, metadata and write fields of a checkpoint
+// hash given as field/value pairs.
+func countFields(pairs []any) (channels, metadata, writes int) {
+	for i := 0; i < len(pairs); i += 2 {
+		f, _ := pairs[i].(string)
+		switch {
+		case strings.HasPrefix(f, prefixChannel):
+			channels++
+		case strings.HasPrefix(f, prefixMetadata):
+			metadata++
+		case strings.HasPrefix(f, prefixWrite):
+			writes++
+		}
+	}
+	return channels, metadata, writes
 }
 
 // storedWrite is a pending write with its index, for ordering.
@@ -108,11 +128,11 @@ func (s *Saver) decodeWrite(field, stored string) (storedWrite, error) {
 	if !ok {
 		return storedWrite{}, corrupt("write field %q", field)
 	}
-	parts, ok := unpack(stored, 4) // channel, task path, type, data
-	if !ok {
+	var parts [4]string // channel, task path, type, data
+	if !unpack(stored, parts[:]) {
 		return storedWrite{}, corrupt("write %q", field)
 	}
-	val, err := s.ser.LoadsTyped(parts[2], []byte(parts[3]))
+	val, err := checkpoint.LoadString(s.ser, parts[2], parts[3])
 	if err != nil {
 		return storedWrite{}, corrupt("write %q: %v", field, err)
 	}

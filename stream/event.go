@@ -160,11 +160,11 @@ func decodeValues(ev *Event, fields map[string]any, ser checkpoint.Serializer) e
 		}
 		if ev.Type == TypeWrites {
 			pos, err := strconv.Atoi(name)
-			parts, ok := codec.Unpack(stored, 4)
-			if err != nil || !ok {
+			var parts [4]string // channel, task path, type, data
+			if err != nil || !codec.Unpack(stored, parts[:]) {
 				return fmt.Errorf("%w: write value %q", ErrMalformedEvent, k)
 			}
-			v, err := ser.LoadsTyped(parts[2], []byte(parts[3]))
+			v, err := checkpoint.LoadString(ser, parts[2], parts[3])
 			if err != nil {
 				return fmt.Errorf("%w: write value %q: %v", ErrMalformedEvent, k, err)
 			}
@@ -174,11 +174,11 @@ func decodeValues(ev *Event, fields map[string]any, ser checkpoint.Serializer) e
 		if stored == "" {
 			continue // the empty marker: a version without a value
 		}
-		parts, ok := codec.Unpack(stored, 2)
-		if !ok {
+		var parts [2]string // type, data
+		if !codec.Unpack(stored, parts[:]) {
 			return fmt.Errorf("%w: value %q", ErrMalformedEvent, k)
 		}
-		v, err := ser.LoadsTyped(parts[0], []byte(parts[1]))
+		v, err := checkpoint.LoadString(ser, parts[0], parts[1])
 		if err != nil {
 			return fmt.Errorf("%w: value %q: %v", ErrMalformedEvent, k, err)
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 	"strings"
@@ -18,14 +19,32 @@ import (
 // U+FFFD, as encoding/json does. Malformed JSON, trailing data and nesting
 // deeper than MaxDepth levels give an error wrapping ErrMalformed.
 func Decode(data []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
+	return decode(bytes.NewReader(data), data)
+}
+
+// DecodeString decodes data as Decode decodes the same bytes, without
+// copying them. A plain string or integer (see plain.go) is read without
+// encoding/json, and such a string is a substring of data.
+func DecodeString(data string) (any, error) {
+	if v, ok := plainScalar(data); ok {
+		return v, nil
+	}
+	return decode(strings.NewReader(data), data)
+}
+
+// decode decodes the one JSON value r reads; data is what r reads.
+func decode[T string | []byte](r io.Reader, data T) (any, error) {
+	dec := json.NewDecoder(r)
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrMalformed, err)
 	}
-	if rest := data[dec.InputOffset():]; len(bytes.TrimLeft(rest, " \t\r\n")) != 0 {
-		return nil, fmt.Errorf("%w: trailing data after value", ErrMalformed)
+	rest := data[dec.InputOffset():]
+	for i := 0; i < len(rest); i++ {
+		if c := rest[i]; c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+			return nil, fmt.Errorf("%w: trailing data after value", ErrMalformed)
+		}
 	}
 	return normalize(v)
 }

@@ -23,18 +23,22 @@ func Pack(parts ...string) string {
 	return b.String()
 }
 
-// Unpack splits what Pack joined into n parts.
-func Unpack(s string, n int) ([]string, bool) {
-	out := make([]string, 0, n)
-	for i := 0; i < n-1; i++ {
+// Unpack splits what Pack joined into len(parts) parts, which it fills (the
+// caller's array: nothing is allocated).
+func Unpack(s string, parts []string) bool {
+	if len(parts) == 0 {
+		return false
+	}
+	last := len(parts) - 1
+	for i := range parts[:last] {
 		l, rest, ok := CutLen(s)
 		if !ok || len(rest) < l {
-			return nil, false
+			return false
 		}
-		out = append(out, rest[:l])
-		s = rest[l:]
+		parts[i], s = rest[:l], rest[l:]
 	}
-	return append(out, s), true
+	parts[last] = s
+	return true
 }
 
 // CutLen reads a decimal length and the ':' after it.
