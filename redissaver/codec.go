@@ -51,7 +51,8 @@ var (
 	cutLen = codec.CutLen
 )
 
-// encodeValue serializes a value to what is stored: pack(type, bytes).
+// encodeValue serializes a value to what is stored: pack(type, bytes), or
+// its compressed form (storedValue).
 func (s *Saver) encodeValue(v any) (string, error) {
 	typ, data, err := s.ser.DumpsTyped(v)
 	if err != nil {
@@ -60,18 +61,27 @@ func (s *Saver) encodeValue(v any) (string, error) {
 	if typ == "" {
 		return "", invalidCheckpoint("serializer returned an empty type for %T", v)
 	}
-	return pack(typ, string(data)), nil
+	return s.storedValue(typ, data), nil
 }
 
-// decodeValue reverses encodeValue.
-func (s *Saver) decodeValue(stored string) (any, error) {
-	parts, ok := unpack(stored, 2)
-	if !ok {
-		return nil, corrupt("value without a type")
+// storedValue is the one place a value's stored form is made, for channel
+// values and pending writes: pack(type, bytes), compressed when
+// Options.Compression says so and it saves bytes. It depends on the value
+// only, not on where it is written.
+func (s *Saver) storedValue(typ string, data []byte) string {
+	plain := pack(typ, string(data))
+	if c := s.opts.Compression; c.Enabled {
+		return codec.Compress(plain, c.Level, c.MinBytes)
 	}
-	v, err := s.ser.LoadsTyped(parts[0], []byte(parts[1]))
+	return plain
+}
+
+// decodeValue reverses encodeValue; it reads compressed and plain values
+// whatever Options.Compression says.
+func (s *Saver) decodeValue(stored string) (any, error) {
+	v, err := codec.LoadValue(s.ser, stored)
 	if err != nil {
-		return nil, corrupt("value of type %q: %v", parts[0], err)
+		return nil, corrupt("%v", err)
 	}
 	return v, nil
 }

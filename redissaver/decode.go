@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/internal/codec"
 )
 
 // decodeTuple turns the reply of load_checkpoint (lib.lua) into a Tuple:
@@ -108,11 +109,11 @@ func (s *Saver) decodeWrite(field, stored string) (storedWrite, error) {
 	if !ok {
 		return storedWrite{}, corrupt("write field %q", field)
 	}
-	parts, ok := unpack(stored, 4) // channel, task path, type, data
+	parts, ok := unpack(stored, 3) // channel, task path, stored value
 	if !ok {
 		return storedWrite{}, corrupt("write %q", field)
 	}
-	val, err := s.ser.LoadsTyped(parts[2], []byte(parts[3]))
+	val, err := codec.LoadValue(s.ser, parts[2])
 	if err != nil {
 		return storedWrite{}, corrupt("write %q: %v", field, err)
 	}

@@ -57,7 +57,7 @@ func (s *Saver) PutWrites(ctx context.Context, cfg checkpoint.Config, writes []c
 		if idx < 0 {
 			mode = "o"
 		}
-		args = append(args, writeField(taskID, idx), pack(w.Channel, taskPath, typ, string(data)), mode, w.Channel)
+		args = append(args, writeField(taskID, idx), pack(w.Channel, taskPath, s.storedValue(typ, data)), mode, w.Channel)
 	}
 	keyList := []string{s.layout.Head(th), s.layout.Threads(shard), s.layout.Events(th), s.layout.Feed(shard)}
 	if err := s.run(ctx, scriptrun.PutWrites, keyList, args...).Err(); err != nil {
