@@ -52,6 +52,9 @@ func (s *Saver) PutWrites(ctx context.Context, cfg checkpoint.Config, writes []c
 		if err != nil {
 			return unserializable(err, "write %d to %q", i, w.Channel)
 		}
+		if typ == "" {
+			return invalidCheckpoint("write %d to %q: serializer returned an empty type for %T", i, w.Channel, w.Value)
+		}
 		idx := checkpoint.WriteIndex(w.Channel, i)
 		mode := "n"
 		if idx < 0 {
