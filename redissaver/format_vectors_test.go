@@ -179,7 +179,7 @@ var metadataInputs = []struct {
 	{"parents", fvMap("", fvStr("1ef4f797-8335-6428-8001-8a1503f9b875"), "node:6f1c", fvStr("1ef4f797-8335-6429-8002-8a1503f9b875"))},
 }
 
-func unitSaver(t *testing.T, opts Options) *Saver {
+func unitSaver(t testing.TB, opts Options) *Saver {
 	t.Helper()
 	o, layout, err := opts.withDefaults()
 	if err != nil {
