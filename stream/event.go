@@ -135,8 +135,8 @@ func DecodeEvent(msg redis.XMessage, ser checkpoint.Serializer) (Event, error) {
 // decodeValues decodes the "v:" fields: channel values of a checkpoint
 // event (stored values: pack(type, data), or its compressed form), writes
 // of a writes event (pack(channel, task path, stored value), keyed by
-// position); and the
-// "vref:" fields: channel -> version of values published by reference.
+// position); and the "vref:" fields: channel -> version of values
+// published by reference.
 func decodeValues(ev *Event, fields map[string]any, ser checkpoint.Serializer) error {
 	type posWrite struct {
 		pos int
