@@ -54,8 +54,19 @@ func TestServerTime(t *testing.T) {
 	before := map[string]redisserver.CommandStat{"evalsha": {Calls: 10, Usecs: 100}, "get": {Calls: 5, Usecs: 5}}
 	after := map[string]redisserver.CommandStat{"evalsha": {Calls: 20, Usecs: 350}, "get": {Calls: 50, Usecs: 90}, "set": {Calls: 1, Usecs: 4}}
 	// get ran inside the scripts: not sent by the client, not counted.
-	if got := serverTime(before, after, map[string]struct{}{"evalsha": {}, "set": {}}); got != 254 {
+	if got := serverTime(before, after, map[string]struct{}{"evalsha": {}, "set": {}}, nil); got != 254 {
 		t.Errorf("serverTime = %v, want 250 + 4", got)
+	}
+	// A transaction: EXEC's time holds the commands it ran. 4 of the 10
+	// EVALSHA calls were inside one: 6/10 of evalsha's time is charged.
+	before["exec"], after["exec"] = redisserver.CommandStat{}, redisserver.CommandStat{Calls: 4, Usecs: 120}
+	names := map[string]struct{}{"evalsha": {}, "exec": {}}
+	if got := serverTime(before, after, names, map[string]int64{"evalsha": 4, "hset": 4}); got != 150+120 {
+		t.Errorf("serverTime with a transaction = %v, want 150 + 120", got)
+	}
+	// Every call inside a transaction: EXEC alone.
+	if got := serverTime(before, after, map[string]struct{}{"exec": {}}, map[string]int64{"evalsha": 10}); got != 120 {
+		t.Errorf("serverTime of transactions only = %v, want 120", got)
 	}
 }
 

@@ -105,7 +105,7 @@ func (p *pass) chunk(ctx context.Context, ops int, budget time.Duration) {
 	if p.stats != nil && p.meter != nil {
 		st0, sterr = redisserver.CommandStats(p.stats)
 		cpu0 = redisserver.MainThreadCPU(p.stats)
-		p.meter.takeNames()
+		_, _ = p.meter.takeNames()
 	}
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
@@ -120,12 +120,12 @@ func (p *pass) chunk(ctx context.Context, ops int, budget time.Duration) {
 		return
 	}
 	if first := len(p.acc.lats) == 0; p.stats != nil && p.meter != nil {
-		names := p.meter.takeNames()
+		names, inside := p.meter.takeNames()
 		cpu1 := redisserver.MainThreadCPU(p.stats)
 		st1, err := redisserver.CommandStats(p.stats)
 		ok := sterr == nil && err == nil && cpu0 > 0 && cpu1 > 0
 		if ok {
-			p.acc.serverUS += serverTime(st0, st1, names)
+			p.acc.serverUS += serverTime(st0, st1, names, inside)
 			p.acc.serverCPU += (cpu1 - cpu0) * 1e6
 		}
 		p.acc.serverOK = ok && (first || p.acc.serverOK)
@@ -183,13 +183,24 @@ func (p *pass) row() (Row, error) {
 
 // serverTime returns the microseconds Redis spent in the commands of names
 // between two readings of INFO commandstats. Only the commands the client
-// sent count: those a script runs are inside the script's time already.
-func serverTime(before, after map[string]redisserver.CommandStat, names map[string]struct{}) float64 {
-	var us int64
+// sent count: those a script runs are inside the script's time already, and
+// those a transaction runs inside EXEC's. inside gives, per command, the
+// calls sent inside transactions: a command also sent alone is charged the
+// share of its time its other calls took (Redis keeps one figure per name).
+func serverTime(before, after map[string]redisserver.CommandStat, names map[string]struct{}, inside map[string]int64) float64 {
+	var us float64
 	for name := range names {
-		us += after[name].Usecs - before[name].Usecs
+		d := float64(after[name].Usecs - before[name].Usecs)
+		if in := inside[name]; in > 0 {
+			calls := after[name].Calls - before[name].Calls
+			if calls <= in {
+				continue
+			}
+			d *= float64(calls-in) / float64(calls)
+		}
+		us += d
 	}
-	return float64(us)
+	return us
 }
 
 // runWorkers runs do for the operation numbers from..from+count-1 on conc

@@ -25,8 +25,9 @@ type meter struct {
 	// (INFO commandstats) a pass is charged. Commands a script runs are
 	// counted by Redis under their own names too; only the top-level ones
 	// are the client's.
-	mu    sync.Mutex
-	names map[string]struct{}
+	mu     sync.Mutex
+	names  map[string]struct{}
+	inside map[string]int64
 }
 
 // sentName records that the client sent a command called name.
@@ -41,17 +42,28 @@ func (m *meter) sentName(name string) {
 	m.mu.Unlock()
 }
 
-// takeNames returns the names recorded since the last call, and forgets
-// them.
-func (m *meter) takeNames() map[string]struct{} {
+// sentInside records that the client sent a command called name inside a
+// transaction.
+func (m *meter) sentInside(name string) {
+	m.mu.Lock()
+	if m.inside == nil {
+		m.inside = map[string]int64{}
+	}
+	m.inside[name]++
+	m.mu.Unlock()
+}
+
+// takeNames returns the names recorded since the last call, and the number
+// of calls of each command sent inside transactions, and forgets them.
+func (m *meter) takeNames() (map[string]struct{}, map[string]int64) {
 	if m == nil {
-		return nil
+		return nil, nil
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	n := m.names
-	m.names = nil
-	return n
+	n, in := m.names, m.inside
+	m.names, m.inside = nil, nil
+	return n, in
 }
 
 // usage is a snapshot of a meter.
@@ -138,8 +150,20 @@ func (h tripHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proc
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		if len(cmds) > 0 && !isSetup(cmds[0]) {
 			h.m.trips.Add(1)
-			for _, cmd := range cmds {
-				h.m.sentName(cmd.Name())
+			if cmds[0].Name() == "multi" {
+				// A transaction: Redis counts EXEC's time with the commands
+				// it runs inside, and those under their own names as well:
+				// MULTI and EXEC are charged, the others are recorded as
+				// inside one (see serverTime).
+				h.m.sentName("multi")
+				h.m.sentName("exec")
+				for _, cmd := range cmds[1 : len(cmds)-1] {
+					h.m.sentInside(cmd.Name())
+				}
+			} else {
+				for _, cmd := range cmds {
+					h.m.sentName(cmd.Name())
+				}
 			}
 			if c, ok := ctx.Value(captureKey{}).(*capture); ok {
 				c.add(cmds, true)

@@ -171,7 +171,7 @@ func TestCheckFindsCorruption(t *testing.T) {
 	cases := []corruption{
 		{name: "blob deleted", break_: func(t *testing.T, f *checkFixture) ([]finding, []finding) {
 			// "cfg" version 1 is shared by the three checkpoints of "sub".
-			must(t, f.rdb.HDel(ctx, f.l.Blobs("t", f.gen(), "sub"), mb.Blob("cfg", "1")).Err())
+			must(t, f.rdb.HDel(ctx, f.l.Blobs("t", f.gen(), "sub"), storedBlobField(t, f.rdb, f.l.Blobs("t", f.gen(), "sub"), "cfg", "1")).Err())
 			var want []finding
 			for _, id := range f.ids["sub"] {
 				want = append(want, finding{redissaver.KindMissingBlob, "t", "sub", id, `channel "cfg" version "1"`})
@@ -214,7 +214,7 @@ func TestCheckFindsCorruption(t *testing.T) {
 		}},
 		{name: "bad value and header", break_: func(t *testing.T, f *checkFixture) ([]finding, []finding) {
 			id := f.ids[""][2]
-			must(t, f.rdb.HSet(ctx, f.l.Blobs("t", f.gen(), ""), mb.Blob("msgs", "3"), "not packed").Err())
+			must(t, f.rdb.HSet(ctx, f.l.Blobs("t", f.gen(), ""), storedBlobField(t, f.rdb, f.l.Blobs("t", f.gen(), ""), "msgs", "3"), "not packed").Err())
 			must(t, f.rdb.HSet(ctx, f.cp("", id), "s", "{not json", "m:step", "{").Err())
 			return []finding{
 				{redissaver.KindBadValue, "t", "", id, `channel "msgs" version "3"`},

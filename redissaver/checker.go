@@ -533,11 +533,11 @@ func (c *checker) checkpoint(th, ns, id string, flat []any, blobs map[string]str
 			stored, ok := blobs[field]
 			switch {
 			case !ok:
-				bad(KindMissingBlob, "channel %q version %q has no value (blob field %q)", ch, v, field)
+				bad(KindMissingBlob, "channel %q version %q has no value (blob field %q)", ch, storedVersion(v), field)
 			case stored != "" && !decoded[field]:
 				decoded[field] = true
 				if _, err := c.s.decodeValue(stored); err != nil {
-					bad(KindBadValue, "channel %q version %q: %v", ch, v, err)
+					bad(KindBadValue, "channel %q version %q: %v", ch, storedVersion(v), err)
 				}
 			}
 		case strings.HasPrefix(f, prefixMetadata):

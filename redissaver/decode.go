@@ -63,7 +63,7 @@ func (s *Saver) decodeTuple(thread, ns, id string, flat, blobs, extra any) (*che
 			}
 		case strings.HasPrefix(f, prefixChannel):
 			ch := f[len(prefixChannel):]
-			cp.ChannelVersions[ch] = v
+			cp.ChannelVersions[ch] = storedVersion(v)
 			if blob >= len(values) {
 				return nil, corrupt("checkpoint %q: values missing", id)
 			}
@@ -160,4 +160,14 @@ func (s *Saver) migratePendingSends(t *checkpoint.Tuple, extra any) error {
 	}
 	checkpoint.MigratePendingSends(&t.Checkpoint, vals)
 	return nil
+}
+
+// storedVersion is the version a checkpoint's "c:" field names: the field's
+// value up to its first byte 0 (after which a staged value's call token
+// follows; docs/storage-format.md).
+func storedVersion(v string) string {
+	if i := strings.IndexByte(v, 0); i >= 0 {
+		return v[:i]
+	}
+	return v
 }

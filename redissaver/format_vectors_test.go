@@ -589,11 +589,11 @@ func buildCheckpointDoc(t *testing.T) cpDoc {
 		if err := validateVersions(cp, c.Input.NewVersions); err != nil {
 			t.Fatal(err)
 		}
-		fields, runID, err := s.checkpointFields(cfg.CheckpointID, cp, md)
+		fields, runID, err := s.checkpointFields(cfg.CheckpointID, cp, md, c.Input.NewVersions, "")
 		if err != nil {
 			t.Fatal(err)
 		}
-		blobs, err := s.blobArgs(cp, c.Input.NewVersions)
+		blobs, err := s.blobArgs(cp, c.Input.NewVersions, "")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,10 +8,12 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/graphstate/redcheck/internal/scriptrun"
 	"github.com/graphstate/redcheck/keys"
+	"github.com/redis/go-redis/v9"
 )
 
 // Put stores cp in the thread and namespace of cfg, with cfg.CheckpointID as
@@ -58,16 +60,33 @@ func (s *Saver) Put(ctx context.Context, cfg checkpoint.Config, cp checkpoint.Ch
 	if err := validateStep(md); err != nil {
 		return checkpoint.Config{}, err
 	}
-	fields, runID, err := s.checkpointFields(cfg.CheckpointID, cp, md)
+	return s.put(ctx, cfg, cp, md, newVersions, true)
+}
+
+// put is Put once validated. With staging allowed and the thread's
+// generation known, the values go by plain HSET in the same MULTI/EXEC as
+// the script, under fields qualified by the call token (no value enters
+// Lua); else through the script.
+func (s *Saver) put(ctx context.Context, cfg checkpoint.Config, cp checkpoint.Checkpoint, md checkpoint.Metadata, newVersions map[string]string, staging bool) (checkpoint.Config, error) {
+	th, ns := cfg.ThreadID, cfg.CheckpointNS
+	token := keys.NewGen()
+	gen := ""
+	if staging {
+		gen = s.gens.get(th)
+	}
+	suffix := ""
+	if gen != "" && len(newVersions) > 0 {
+		suffix = mb.Staged(token)
+	}
+	fields, runID, err := s.checkpointFields(cfg.CheckpointID, cp, md, newVersions, suffix)
 	if err != nil {
 		return checkpoint.Config{}, err
 	}
-	blobs, err := s.blobArgs(cp, newVersions)
+	blobs, err := s.blobArgs(cp, newVersions, suffix)
 	if err != nil {
 		return checkpoint.Config{}, err
 	}
 
-	th, ns := cfg.ThreadID, cfg.CheckpointNS
 	shard := s.layout.Shard(th)
 	keyList := []string{
 		s.layout.Head(th),
@@ -85,18 +104,74 @@ func (s *Saver) Put(ctx context.Context, cfg checkpoint.Config, cp checkpoint.Ch
 	event := s.eventSpec(s.checkpointEvent(cfg, cp, md, newVersions, blobs)...)
 	args := make([]any, 0, 10+len(event)+len(fields)+len(blobs))
 	args = append(args, s.layout.ShardBase(shard), keys.Encode(th), keys.Encode(ns), cp.ID, cfg.CheckpointID,
-		keys.NewGen(), keys.NewGen(), s.opts.ttlMillis(), len(fields)/2, len(blobs)/2)
+		keys.NewGen(), token, s.opts.ttlMillis(), len(fields)/2, len(blobs)/2)
 	args = append(args, event...)
 	for _, f := range fields {
 		args = append(args, f)
 	}
-	for _, b := range blobs {
-		args = append(args, b)
+	var cmd *redis.Cmd
+	if suffix == "" {
+		for _, b := range blobs {
+			args = append(args, b)
+		}
+		cmd = s.run(ctx, scriptrun.Put, keyList, args...)
+	} else {
+		values := s.layout.Blobs(th, gen, ns)
+		args[9] = -len(blobs) / 2
+		hset := make([]any, 0, len(blobs))
+		for i := 0; i < len(blobs); i += 2 {
+			args = append(args, blobs[i])
+			hset = append(hset, blobs[i], blobs[i+1])
+		}
+		cmd = scriptrun.RunAfter(ctx, s.rdb, scriptrun.Put, func(p redis.Pipeliner) { p.HSet(ctx, values, hset...) },
+			append(keyList, values), args...)
 	}
-	if err := s.run(ctx, scriptrun.Put, keyList, args...).Err(); err != nil {
-		return checkpoint.Config{}, scriptErr("put", err)
+	if suffix != "" && redis.HasErrorPrefix(cmd.Err(), "EXECABORT") {
+		// Redis discarded the transaction (a command refused when queued,
+		// out of memory for one): nothing ran. The script alone says why.
+		return s.put(ctx, cfg, cp, md, newVersions, false)
+	}
+	status, live, err := putReply(cmd)
+	if err != nil {
+		return checkpoint.Config{}, err
+	}
+	s.gens.set(th, live)
+	if status == putStale {
+		// The values went to a generation that is no longer the thread's;
+		// the script took them back and wrote nothing. Send them through
+		// the script, which starts or finds the live generation.
+		return s.put(ctx, cfg, cp, md, newVersions, false)
 	}
 	return checkpoint.Config{ThreadID: th, CheckpointNS: ns, CheckpointID: cp.ID}, nil
+}
+
+// put.lua's statuses (docs/storage-format.md).
+const (
+	putReplaced = 0
+	putNew      = 1
+	putResent   = 2
+	putStale    = 3
+)
+
+// putReply decodes put.lua's reply: {status, the thread's generation}.
+func putReply(cmd *redis.Cmd) (status int64, gen string, err error) {
+	v, err := cmd.Result()
+	if err != nil {
+		return 0, "", scriptErr("put", err)
+	}
+	var d reply
+	pair := d.list(v)
+	if d.err == nil && len(pair) != 2 {
+		d.fail("a {status, generation} pair", v)
+	}
+	if d.err != nil {
+		return 0, "", d.err
+	}
+	status, gen = d.num(pair[0]), d.str(pair[1])
+	if d.err == nil && (status < putReplaced || status > putStale) {
+		d.fail("a put status", pair[0])
+	}
+	return status, gen, d.err
 }
 
 // validateVersions checks that every entry of newVersions is the
@@ -150,7 +225,10 @@ func validateStep(md checkpoint.Metadata) error {
 // checkpointFields builds the field/value pairs of a checkpoint hash, and
 // returns the run id to index (from metadata "run_id", when it is a valid
 // string).
-func (s *Saver) checkpointFields(parent string, cp checkpoint.Checkpoint, md checkpoint.Metadata) ([]string, string, error) {
+//
+// suffix ("" or \0 token) follows the versions of the channels in
+// newVersions: the blob fields of values staged by the client.
+func (s *Saver) checkpointFields(parent string, cp checkpoint.Checkpoint, md checkpoint.Metadata, newVersions map[string]string, suffix string) ([]string, string, error) {
 	fields := make([]string, 0, 8+2*len(cp.ChannelVersions)+2*len(md))
 	fields = append(fields, fieldV, strconv.Itoa(cp.V), fieldTS, cp.TS)
 	if parent != "" {
@@ -173,6 +251,12 @@ func (s *Saver) checkpointFields(parent string, cp checkpoint.Checkpoint, md che
 		fields = append(fields, fieldUpdated, string(u))
 	}
 	for ch, ver := range cp.ChannelVersions {
+		if strings.IndexByte(ver, 0) >= 0 {
+			return nil, "", invalidCheckpoint("channel %q: version %q holds the byte 0", ch, ver)
+		}
+		if _, ok := newVersions[ch]; ok {
+			ver += suffix
+		}
 		fields = append(fields, prefixChannel+ch, ver)
 	}
 	runID := ""
@@ -189,8 +273,9 @@ func (s *Saver) checkpointFields(parent string, cp checkpoint.Checkpoint, md che
 	return fields, runID, nil
 }
 
-// blobArgs builds the blob field/value pairs of the channels in newVersions.
-func (s *Saver) blobArgs(cp checkpoint.Checkpoint, newVersions map[string]string) ([]string, error) {
+// blobArgs builds the blob field/value pairs of the channels in newVersions,
+// suffix following each version (see checkpointFields).
+func (s *Saver) blobArgs(cp checkpoint.Checkpoint, newVersions map[string]string, suffix string) ([]string, error) {
 	out := make([]string, 0, 2*len(newVersions))
 	for _, ch := range slices.Sorted(maps.Keys(newVersions)) { // in channel order: events are deterministic
 		ver := newVersions[ch]
@@ -202,7 +287,7 @@ func (s *Saver) blobArgs(cp checkpoint.Checkpoint, newVersions map[string]string
 			}
 			stored = enc
 		}
-		out = append(out, mb.Blob(ch, ver), stored)
+		out = append(out, mb.Blob(ch, ver+suffix), stored)
 	}
 	return out, nil
 }

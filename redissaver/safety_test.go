@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/graphstate/redcheck/checkpoint"
+	mb "github.com/graphstate/redcheck/internal/member"
 	"github.com/graphstate/redcheck/internal/redistest"
 	"github.com/graphstate/redcheck/redissaver"
 	"github.com/redis/go-redis/v9"
@@ -317,6 +318,24 @@ func must(t *testing.T, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// storedBlobField returns the field of values hash key that holds the value
+// of channel ch at version ver: mb.Blob(ch, ver), or that field followed by
+// the byte 0 and the call token of the Put that staged it.
+func storedBlobField(t *testing.T, rdb redis.UniversalClient, key, ch, ver string) string {
+	t.Helper()
+	fields, err := rdb.HKeys(context.Background(), key).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fields {
+		if mb.BlobOf(f, ch, ver) {
+			return f
+		}
+	}
+	t.Fatalf("no value of channel %q version %q in %s", ch, ver, key)
+	return ""
 }
 
 // TestUnserializableWrapsBoth: a value the serializer refuses is

@@ -18,6 +18,7 @@ type Saver struct {
 	opts   Options
 	layout keys.Layout
 	ser    checkpoint.Serializer
+	gens   *genCache
 }
 
 // The interfaces Saver implements; a signature drift fails the build.
@@ -62,7 +63,7 @@ func New(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Saver, 
 	if err := meta.Ensure(ctx, rdb, layout, true); err != nil {
 		return nil, fmt.Errorf("redissaver: %w", err)
 	}
-	return &Saver{rdb: rdb, opts: o, layout: layout, ser: o.Serializer}, nil
+	return &Saver{rdb: rdb, opts: o, layout: layout, ser: o.Serializer, gens: newGenCache(maxCachedGens)}, nil
 }
 
 // Layout returns the key layout of the saver.

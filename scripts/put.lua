@@ -1,5 +1,11 @@
 -- put.lua: stores one checkpoint, its new channel values and its index entries, renews the thread's lease,
 -- and announces it, atomically; then reclaims a little due garbage of the shard.
+-- Two ways to pass the values (docs/storage-format.md, "Writing a checkpoint"):
+--   in ARGV (m >= 0): the script stores them;
+--   staged (m < 0): the client wrote them with HSET to the values hash of the generation it knows, in the
+--     same MULTI/EXEC just before this script, under fields whose version carries the call token
+--     (version \0 token), so that the script can take them back exactly. When that generation is not the
+--     thread's live one, or a check fails, the script deletes the staged fields: nothing stays written.
 -- KEYS[1] thread head hash (P:{N}:t:T)
 -- KEYS[2] thread registry zset of the shard
 -- KEYS[3] index zset of every checkpoint of the shard
@@ -7,6 +13,7 @@
 -- KEYS[5] event stream of the thread
 -- KEYS[6] event feed of the shard
 -- KEYS[7] (optional) run index set of the checkpoint's run
+-- KEYS[#KEYS] staged values only (m < 0): the values hash the client wrote (the last key)
 -- ARGV[1] shard base "P:{N}:"
 -- ARGV[2] encoded thread
 -- ARGV[3] encoded namespace
@@ -16,22 +23,52 @@
 -- ARGV[7] call token: a re-sent call (same token) finds its checkpoint stored and changes nothing
 -- ARGV[8] TTL in milliseconds, 0 to keep forever
 -- ARGV[9] n, the number of checkpoint hash field/value pairs
--- ARGV[10] m, the number of blob field/value pairs (only the channels with new versions)
+-- ARGV[10] m: m >= 0, the number of blob field/value pairs in ARGV (only the channels with new versions);
+--          m < 0, the number (-m) of blob fields staged in KEYS[#KEYS]
 -- ARGV[11 ..] event spec: stream maxlen (0: no event), feed maxlen, e, then e event field/value pairs
--- then n checkpoint hash field/value pairs, then m blob field/value pairs
--- Returns: 1 when the checkpoint is new, 0 when it replaced one with the same id (whose pending writes are
---          kept), 2 for a re-sent call. Errors, raised before anything is written: "DATALOSS ..." when the
---          thread's head or registry entry is missing, or the namespace's values hash while it has
---          checkpoints; "REPARENT ..." when the id exists with another parent.
--- Work bound: O(n + m + e) for the write, plus at most 16 units of reclaim and one expired thread retired.
-local sb, enct, encns, id, parent = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+-- then n checkpoint hash field/value pairs, then the m blob field/value pairs (or the -m staged fields)
+-- Returns: {status, generation}: status 1 when the checkpoint is new, 0 when it replaced one with the same
+--          id (whose pending writes are kept), 2 for a re-sent call, 3 when staged values were written to
+--          a generation that is not the thread's live one (nothing is written; the generation returned is
+--          the live one, "" for none); the generation is the thread's after the call.
+--          Errors, raised when nothing is written (staged fields deleted): "DATALOSS ..." when the thread's
+--          head is missing while its registry entry exists, or a live generation lacks a set or index, or
+--          the namespace's values hash is gone while it has checkpoints; "REPARENT ..." when the id exists
+--          with another parent.
+-- Work bound: O(n + |m| + e) for the write, plus at most 16 units of reclaim and one expired thread retired.
+local sb, enct, encns, id, parent, token = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[7]
 local ttl = tonumber(ARGV[8])
 local n, m = tonumber(ARGV[9]), tonumber(ARGV[10])
+local staged = m < 0
+if staged then m = -m end
 local maxlen, feedmaxlen, event, at = event_spec(11)
+local runkey = KEYS[7]
+if staged and #KEYS < 8 then runkey = nil end
 local now = now_ms()
 
-local gen, state, detail = thread_state(sb, enct, now)
-if state == 'lost' then return dataloss(detail) end
+-- Blob fields written by this call: those staged (taken back on any refusal), or the pairs in ARGV.
+local writing, stagedfields = {}, {}
+local bat = at + 2 * n
+if staged then
+  for i = bat, bat + m - 1 do
+    writing[ARGV[i]] = true
+    stagedfields[#stagedfields + 1] = ARGV[i]
+  end
+else
+  for i = bat, bat + 2 * m - 1, 2 do writing[ARGV[i]] = true end
+end
+local function unstage()
+  if #stagedfields > 0 then chunked('HDEL', KEYS[#KEYS], stagedfields, 1000) end
+end
+local function refuse(reply)
+  unstage()
+  return reply
+end
+
+-- A write judges the thread from its head, as reads do: the registry entry is an index that the check
+-- reports, and that every Put with a TTL rewrites.
+local gen, state, detail = thread_state(sb, enct, now, true)
+if state == 'lost' then return refuse(dataloss(detail)) end
 local newgen = state ~= 'live'
 local oldgen = gen
 if newgen then gen = ARGV[6] end
@@ -40,46 +77,127 @@ local gb = sb .. 't:' .. enct .. ':g:' .. gen
 local nb = gb .. ':n:' .. encns
 local cp = nb .. ':cp:' .. id
 local member = id .. '\0' .. enct .. '\0' .. encns .. '\0' .. gen
+if staged and (newgen or KEYS[#KEYS] ~= nb .. ':blobs') then
+  unstage()
+  if newgen then return {3, ''} end
+  return {3, gen}
+end
 
 -- Checks, before the first write. A live generation missing an index or its namespace set would be
--- rebuilt short by this write and then read as complete: it is lost data instead.
-local old = {false, false, false, false}
-if not newgen and redis.call('EXISTS', gb .. ':ns', nb .. ':idx', gb .. ':idx') < 3 then
-  local lost = check_gen(gb, encns)
-  if lost then return lost end
-  if redis.call('EXISTS', gb .. ':idx') == 0 then return dataloss('thread index ' .. gb .. ':idx') end
-end
+-- rebuilt short by this write and then read as complete: it is lost data instead. The keep set of a
+-- running reclaim of values is counted four times in the same call: exists = count // 4.
+local old, keeping = {false, false, false, false}, false
 if not newgen then
+  local keep = nb .. ':keep'
+  local count = redis.call('EXISTS', gb .. ':ns', nb .. ':idx', gb .. ':idx', keep, keep, keep, keep)
+  keeping = count >= 4
+  if count % 4 < 3 then
+    local lost = check_gen(gb, encns)
+    if lost then return refuse(lost) end
+    if redis.call('EXISTS', gb .. ':idx') == 0 then return refuse(dataloss('thread index ' .. gb .. ':idx')) end
+  end
   old = redis.call('HMGET', cp, 'v', 'p', 'o', 'r')
   if old[1] then
-    if old[3] == ARGV[7] then return 2 end
+    if old[3] == token then
+      -- A re-sent call: the checkpoint is stored. Staged fields it does not point to (a re-put that
+      -- pointed to values already stored) go again.
+      if staged then
+        local names, list = {}, {}
+        for i = at, at + 2 * n - 1, 2 do
+          local f, v = ARGV[i], ARGV[i + 1]
+          if string.sub(f, 1, 2) == 'c:' and writing[blob_field(string.sub(f, 3), v)] then
+            names[#names + 1] = blob_field(string.sub(f, 3), v)
+            list[#list + 1] = f
+          end
+        end
+        if #list > 0 then
+          local have, drop = chunked('HMGET', cp, list, 1000), {}
+          for j = 1, #list do
+            if blob_field(string.sub(list[j], 3), have[j] or '') ~= names[j] then
+              drop[#drop + 1] = names[j]
+            end
+          end
+          if #drop > 0 then chunked('HDEL', KEYS[#KEYS], drop, 1000) end
+        end
+      end
+      return {2, gen}
+    end
     if (old[2] or '') ~= parent then
-      return redis.error_reply('REPARENT checkpoint ' .. id .. ' exists with parent "' .. (old[2] or '') ..
-        '", not "' .. parent .. '"')
+      return refuse(redis.error_reply('REPARENT checkpoint ' .. id .. ' exists with parent "' .. (old[2] or '') ..
+        '", not "' .. parent .. '"'))
     end
   end
 end
--- A channel version the checkpoint names and does not write reads from the value stored for it; one
--- never stored gets the empty marker below (the channel reads back absent, as LangGraph's contract says).
--- A values hash gone whole while the namespace has checkpoints was lost instead.
-local writing, referenced, unchanged, unstored = {}, {}, {}, {}
-for i = at + 2 * n, at + 2 * n + 2 * m - 1, 2 do writing[ARGV[i]] = true end
+
+-- The checkpoint's fields. A "c:" field's value names the blob field of its value: the version, or
+-- version \0 token for a value staged by a Put. A channel version the checkpoint names and does not write
+-- points where its parent's does when the parent names the same version; else to the value stored under
+-- the plain version; one never stored gets the empty marker (the channel reads back absent, as
+-- LangGraph's contract says). A values hash gone whole while the namespace has checkpoints was lost.
+local fields = {'o', token}
+local inherit = {} -- positions in fields of the versions to resolve
 for i = at, at + 2 * n - 1, 2 do
-  if string.sub(ARGV[i], 1, 2) == 'c:' then
-    local f = blob_field(string.sub(ARGV[i], 3), ARGV[i + 1])
-    referenced[#referenced + 1] = f
-    if not writing[f] then unchanged[#unchanged + 1] = f end
+  local f, v = ARGV[i], ARGV[i + 1]
+  fields[#fields + 1] = f
+  fields[#fields + 1] = v
+  if string.sub(f, 1, 2) == 'c:' and not writing[blob_field(string.sub(f, 3), v)] then
+    inherit[#inherit + 1] = #fields
   end
 end
-if #unchanged > 0 then
-  local have = {}
-  if not newgen then have = chunked('HMGET', nb .. ':blobs', unchanged, 1000) end
-  for i = 1, #unchanged do
-    if not have[i] then unstored[#unstored + 1] = unchanged[i] end
+-- A re-put writing a version its checkpoint already holds points to the value already stored.
+if old[1] and staged then
+  local names = {}
+  for i = 3, #fields, 2 do
+    if string.sub(fields[i], 1, 2) == 'c:' and writing[blob_field(string.sub(fields[i], 3), fields[i + 1])] then
+      names[#names + 1] = i
+    end
   end
-  if #unstored > 0 and not newgen and redis.call('EXISTS', nb .. ':blobs') == 0 and
-      redis.call('EXISTS', nb .. ':idx') == 1 then
-    return dataloss('values hash ' .. nb .. ':blobs')
+  if #names > 0 then
+    local list = {}
+    for j, i in ipairs(names) do list[j] = fields[i] end
+    local had = chunked('HMGET', cp, list, 1000)
+    local drop = {}
+    for j, i in ipairs(names) do
+      local v, h = fields[i + 1], had[j]
+      local ver = string.match(v, '^([^%z]*)')
+      if h and h ~= v and (h == ver or string.sub(h, 1, #ver + 1) == ver .. '\0') then
+        drop[#drop + 1] = blob_field(string.sub(fields[i], 3), v)
+        fields[i + 1] = h
+      end
+    end
+    if #drop > 0 then chunked('HDEL', KEYS[#KEYS], drop, 1000) end
+  end
+end
+local unstored = {}
+if #inherit > 0 and newgen then
+  for _, i in ipairs(inherit) do unstored[#unstored + 1] = blob_field(string.sub(fields[i - 1], 3), fields[i]) end
+elseif #inherit > 0 then
+  local rest = inherit
+  if parent ~= '' then
+    local list = {}
+    for j, i in ipairs(inherit) do list[j] = fields[i - 1] end
+    local pv = chunked('HMGET', nb .. ':cp:' .. parent, list, 1000)
+    rest = {}
+    for j, i in ipairs(inherit) do
+      local v, p = fields[i], pv[j]
+      if p and (p == v or string.sub(p, 1, #v + 1) == v .. '\0') then
+        fields[i] = p
+      else
+        rest[#rest + 1] = i
+      end
+    end
+  end
+  if #rest > 0 then
+    local want = {}
+    for j, i in ipairs(rest) do want[j] = blob_field(string.sub(fields[i - 1], 3), fields[i]) end
+    local have = {}
+    for j, f in ipairs(want) do have[j] = redis.call('HEXISTS', nb .. ':blobs', f) == 1 end
+    for j = 1, #want do
+      if not have[j] then unstored[#unstored + 1] = want[j] end
+    end
+    if #unstored > 0 and redis.call('EXISTS', nb .. ':blobs') == 0 and redis.call('EXISTS', nb .. ':idx') == 1 then
+      return refuse(dataloss('values hash ' .. nb .. ':blobs'))
+    end
   end
 end
 
@@ -88,35 +206,36 @@ if state == 'expired' then retire(sb, enct, oldgen, now) end
 local fresh = 1
 if old[1] then
   fresh = 0
-  if old[4] and old[4] ~= KEYS[7] then redis.call('SREM', old[4], member) end
+  if old[4] and old[4] ~= runkey then redis.call('SREM', old[4], member) end
   local stale = {}
   for _, f in ipairs(redis.call('HKEYS', cp)) do
     if string.sub(f, 1, 2) ~= 'w:' then stale[#stale + 1] = f end
   end
   if #stale > 0 then chunked('HDEL', cp, stale, 1000) end
 end
-
-local fields = {'o', ARGV[7]}
-for i = at, at + 2 * n - 1 do fields[#fields + 1] = ARGV[i] end
 chunked('HSET', cp, fields, 1000)
 
 for _, f in ipairs(unstored) do redis.call('HSETNX', nb .. ':blobs', f, '') end
-if m > 0 then
+if m > 0 and not staged then
   local blobs = {}
-  for i = at + 2 * n, at + 2 * n + 2 * m - 1 do blobs[#blobs + 1] = ARGV[i] end
+  for i = bat, bat + 2 * m - 1 do blobs[#blobs + 1] = ARGV[i] end
   chunked('HSET', nb .. ':blobs', blobs, 1000)
 end
 -- A reclaim of unreferenced values (blob_gc.lua) running on this namespace must keep every value this
 -- checkpoint points to.
-if #referenced > 0 and redis.call('EXISTS', nb .. ':keep') == 1 then
-  chunked('SADD', nb .. ':keep', referenced, 1000)
+if keeping then
+  local referenced = {}
+  for i = 3, #fields, 2 do
+    if string.sub(fields[i], 1, 2) == 'c:' then referenced[#referenced + 1] = blob_field(string.sub(fields[i], 3), fields[i + 1]) end
+  end
+  if #referenced > 0 then chunked('SADD', nb .. ':keep', referenced, 1000) end
 end
 
 redis.call('ZADD', nb .. ':idx', 0, id)
 redis.call('ZADD', gb .. ':idx', 0, id .. '\0' .. encns)
 redis.call('ZADD', KEYS[3], 0, member)
 redis.call('SADD', gb .. ':ns', encns)
-if KEYS[7] then redis.call('SADD', KEYS[7], member) end
+if runkey then redis.call('SADD', runkey, member) end
 if newgen then redis.call('HSET', KEYS[1], 'g', gen) end
 if newgen or ttl > 0 then touch(sb, enct, ttl, now) end
 if maxlen > 0 then
@@ -131,4 +250,4 @@ end
 -- A little of the shard's due garbage, so expired and deleted threads are reclaimed as writes go on.
 retire_expired(sb, 1, now)
 reclaim_due(sb, 16, now)
-return fresh
+return {fresh, gen}

@@ -60,3 +60,36 @@ func Pipelined(ctx context.Context, rdb redis.UniversalClient, sc *redis.Script,
 	}
 	return cmds, nil
 }
+
+// RunAfter runs a script once, in one MULTI/EXEC (one round trip) after the
+// commands that before queues: they and the script take effect together,
+// with nothing of another client's in between. On a Cluster every key must
+// be in one slot. The commands before must be idempotent: when Redis lacks
+// the script (NOSCRIPT: it did not run), the script is loaded and the whole
+// transaction is sent once more. Returns the script's command; an error of
+// the commands before is returned as the error of the call.
+func RunAfter(ctx context.Context, rdb redis.UniversalClient, sc *redis.Script, before func(redis.Pipeliner), keys []string, args ...any) *redis.Cmd {
+	var cmd *redis.Cmd
+	for attempt := 0; ; attempt++ {
+		pipe := rdb.TxPipeline()
+		before(pipe)
+		cmd = sc.EvalSha(ctx, pipe, keys, args...)
+		cmds, err := pipe.Exec(ctx)
+		if err != nil && cmd.Err() == nil {
+			cmd.SetErr(err) // the transaction failed before the script ran, or a command before it failed
+			for _, c := range cmds {
+				if c.Err() != nil && c != redis.Cmder(cmd) {
+					cmd.SetErr(c.Err())
+					break
+				}
+			}
+		}
+		if attempt > 0 || !redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
+			return cmd
+		}
+		if err := sc.Load(ctx, rdb).Err(); err != nil {
+			cmd.SetErr(err)
+			return cmd
+		}
+	}
+}

@@ -36,7 +36,7 @@ import { copyThread, deleteForRuns, prune, type Ops } from "./extended.js";
 import { scripts } from "./scripts.js";
 import { compressionOptions, type CompressionOptions } from "./compress.js";
 import { decodeValue, encodeValue, dumpsTyped, storedValue } from "./values.js";
-import { nextVersion, versionFromStore, versionToStore } from "./version.js";
+import { nextVersion, storedVersion, versionFromStore, versionToStore } from "./version.js";
 
 /** Events the scripts append to each thread's stream and its shard's feed (Go: redissaver.Events). */
 export interface EventOptions {
@@ -302,7 +302,10 @@ export class RedcheckSaver extends BaseCheckpointSaver {
     if (bad) throw new InvalidCheckpointError(bad);
     if (parent === checkpoint.id) throw new InvalidCheckpointError(`checkpoint ${JSON.stringify(checkpoint.id)} cannot be its own parent`);
     const versions: Record<string, string> = {};
-    for (const [ch, v] of Object.entries(checkpoint.channel_versions ?? {})) versions[ch] = versionToStore(v);
+    for (const [ch, v] of Object.entries(checkpoint.channel_versions ?? {})) {
+      versions[ch] = versionToStore(v);
+      if (versions[ch].includes("\0")) throw new InvalidCheckpointError(`channel ${JSON.stringify(ch)}: version ${JSON.stringify(versions[ch])} holds the byte 0`);
+    }
     const fresh: Record<string, string> = {};
     for (const [ch, v] of Object.entries(newVersions ?? {})) {
       const ver = versionToStore(v);
@@ -512,7 +515,7 @@ export class RedcheckSaver extends BaseCheckpointSaver {
         cp.updated_channels = parseJSONField(id, "updated channels", v) as string[];
       } else if (f.startsWith("c:")) {
         const ch = f.slice(2);
-        cp.channel_versions[ch] = versionFromStore(v.toString("utf8"));
+        cp.channel_versions[ch] = versionFromStore(storedVersion(v));
         if (blob >= blobs.length) throw new CorruptError(`checkpoint ${id}: values missing`);
         const stored = blobs[blob++];
         if (Buffer.isBuffer(stored) && stored.length > 0) cp.channel_values[ch] = await decodeValue(this.serde, stored);

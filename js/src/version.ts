@@ -17,6 +17,16 @@ export function versionToStore(v: string | number): string {
   return String(v);
 }
 
+/**
+ * storedVersion is the version a checkpoint's "c:" field names: its value up
+ * to the first byte 0, after which the call token of the Put that staged the
+ * value follows (docs/storage-format.md, "Writing a checkpoint").
+ */
+export function storedVersion(field: Buffer): string {
+  const zero = field.indexOf(0);
+  return (zero >= 0 ? field.subarray(0, zero) : field).toString("utf8");
+}
+
 export function versionFromStore(s: string): string | number {
   return /^(0|-?[1-9][0-9]{0,14})$/.test(s) ? Number(s) : s;
 }
