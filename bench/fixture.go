@@ -37,25 +37,49 @@ type memoryResult struct {
 
 // buildFixture writes the fixture on a fresh prefix through a client of its
 // own, and measures Redis's used_memory before and after (after closing
-// that client, so that its connections' buffers are not counted).
+// that client, so that its connections' buffers are not counted); then
+// writes it again on another prefix with compression on, to measure that
+// too.
 func (h *harness) buildFixture(ctx context.Context) error {
+	f := &fixture{threads: make([]string, h.cfg.threads)}
+	for t := range f.threads {
+		f.threads[t] = "agent-" + strconv.Itoa(t)
+	}
+	var err error
+	if h.memory, f.ids, err = h.writeFixture(ctx, "fixture", f.threads, redissaver.Options{}); err != nil {
+		return err
+	}
+	on := redissaver.Options{Compression: redissaver.Compression{Enabled: true}}
+	if h.memoryOn, _, err = h.writeFixture(ctx, "fixture-z", f.threads, on); err != nil {
+		return err
+	}
+	h.memoryOn.Method += fmt.Sprintf("; compression on (threshold %d B, DEFLATE level %d)", redissaver.DefaultCompressionMinBytes, redissaver.DefaultCompressionLevel)
+	// The read passes use the measured client.
+	f.saver, err = h.newSaver(ctx, h.client, "fixture", redissaver.Options{})
+	if err != nil {
+		return err
+	}
+	h.fixture = f
+	return nil
+}
+
+// writeFixture writes the fixture's threads on the prefix of name with
+// opts and returns Redis's memory per checkpoint and the checkpoint IDs.
+func (h *harness) writeFixture(ctx context.Context, name string, threads []string, opts redissaver.Options) (memoryResult, [][]string, error) {
 	cfg := h.cfg
 	client := newClient(h.opt, 16, &meter{})
 	defer func() { _ = client.Close() }()
-	s, err := h.newSaver(ctx, client, "fixture", redissaver.Options{})
+	s, err := h.newSaver(ctx, client, name, opts)
 	if err != nil {
-		return err
+		return memoryResult{}, nil, err
 	}
 	time.Sleep(100 * time.Millisecond)
 	before, dsBefore, err := usedMemory(ctx, h.ctl)
 	if err != nil {
-		return err
+		return memoryResult{}, nil, err
 	}
-	f := &fixture{threads: make([]string, cfg.threads), ids: make([][]string, cfg.threads)}
-	for t := range f.threads {
-		f.threads[t] = "agent-" + strconv.Itoa(t)
-	}
-	workers := min(cfg.threads, 8)
+	ids := make([][]string, len(threads))
+	workers := min(len(threads), 8)
 	var (
 		wg       sync.WaitGroup
 		mu       sync.Mutex
@@ -65,46 +89,39 @@ func (h *harness) buildFixture(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for t := w; t < cfg.threads; t += workers {
-				ids, err := agentThread(ctx, s, f.threads[t], h.agent)
+			for t := w; t < len(threads); t += workers {
+				tids, err := agentThread(ctx, s, threads[t], h.agent)
 				if err != nil {
 					mu.Lock()
 					firstErr = err
 					mu.Unlock()
 					return
 				}
-				f.ids[t] = ids
+				ids[t] = tids
 			}
 		}()
 	}
 	wg.Wait()
 	if firstErr != nil {
-		return fmt.Errorf("fixture: %w", firstErr)
+		return memoryResult{}, nil, fmt.Errorf("fixture: %w", firstErr)
 	}
 	_ = client.Close()
 	time.Sleep(300 * time.Millisecond) // let Redis free the closed clients
 	after, dsAfter, err := usedMemory(ctx, h.ctl)
 	if err != nil {
-		return err
+		return memoryResult{}, nil, err
 	}
-	n := cfg.threads * cfg.steps
+	n := len(threads) * cfg.steps
 	changed, writes := h.agent.avgBytes()
-	h.memory = memoryResult{
+	return memoryResult{
 		Checkpoints: n, UsedBefore: before, UsedAfter: after,
 		PerCheckpoint:  float64(after-before) / float64(n),
 		DatasetPerCkpt: float64(dsAfter-dsBefore) / float64(n),
 		ChangedBytes:   changed, WriteBytes: writes,
 		StateBytesAtS50: h.agent.stateBytes(min(50, len(h.agent)-1)),
 		Method: fmt.Sprintf("INFO memory used_memory before and after writing %d threads × %d steps (Put + 2 PutWrites of 3 writes each per step, events on) on a fresh prefix, "+
-			"the writing client closed before the second reading; value bytes are msgpack as the saver stores them", cfg.threads, cfg.steps),
-	}
-	// The read passes use the measured client.
-	f.saver, err = h.newSaver(ctx, h.client, "fixture", redissaver.Options{})
-	if err != nil {
-		return err
-	}
-	h.fixture = f
-	return nil
+			"the writing client closed before the second reading; value bytes are the msgpack bytes of the values, uncompressed", len(threads), cfg.steps),
+	}, ids, nil
 }
 
 // agentThread writes every step of tab to thread: a Put, then the 3

@@ -50,6 +50,7 @@ type harness struct {
 	agent      table
 	fixture    *fixture
 	memory     memoryResult
+	memoryOn   memoryResult // the fixture written with compression on
 	stateBytes map[string]int
 	calibs     []calibration
 	rows       []Row
@@ -190,9 +191,10 @@ func run(ctx context.Context, cfg config, stdout, log io.Writer) error {
 	hdr.RatioToFloor = floorDefin
 	hdr.Metrics = metricDocs
 	hdr.Memory = h.memory
+	hdr.MemoryOn = h.memoryOn
 	hdr.Floors = h.calibs
 	hdr.Peers = peerInfo{Versions: peers.versions, Ran: peers.ran, Skipped: peers.skipped}
-	hdr.Targets = evaluateTargets(rows, h.memory, peers.skipped)
+	hdr.Targets = evaluateTargets(rows, h.memory, h.memoryOn, peers.skipped)
 	hdr.Notes = append(hdr.Notes, peers.notes...)
 	for _, err := range h.errs {
 		hdr.Notes = append(hdr.Notes, "error: "+err.Error())
@@ -203,9 +205,13 @@ func run(ctx context.Context, cfg config, stdout, log io.Writer) error {
 		hdr.Machine.LoadAvgStart, hdr.Machine.LoadAvgEnd, hdr.DurationS)
 	printTable(stdout, rows)
 	fmt.Fprintf(stdout, "\n×limit: %s\n×floor: %s\n", ratioDefin, floorDefin)
-	m := h.memory
-	fmt.Fprintf(stdout, "\nmemory: %.0f B of used_memory per checkpoint (%d checkpoints; used_memory_dataset %.0f B each); values written per step %.0f B (changed channels %.0f + pending writes %.0f); state at step 50: %d B\n",
-		m.PerCheckpoint, m.Checkpoints, m.DatasetPerCkpt, m.ChangedBytes+m.WriteBytes, m.ChangedBytes, m.WriteBytes, m.StateBytesAtS50)
+	for _, m := range []struct {
+		name string
+		memoryResult
+	}{{"compression off", h.memory}, {"compression on", h.memoryOn}} {
+		fmt.Fprintf(stdout, "\nmemory, %s: %.0f B of used_memory per checkpoint (%d checkpoints; used_memory_dataset %.0f B each); values written per step %.0f B (changed channels %.0f + pending writes %.0f); state at step 50: %d B\n",
+			m.name, m.PerCheckpoint, m.Checkpoints, m.DatasetPerCkpt, m.ChangedBytes+m.WriteBytes, m.ChangedBytes, m.WriteBytes, m.StateBytesAtS50)
+	}
 	if len(peers.versions) > 0 || len(peers.skipped) > 0 {
 		fmt.Fprintln(stdout, "\npeers:")
 		for _, k := range sortedKeys(peers.versions) {

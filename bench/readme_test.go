@@ -34,7 +34,7 @@ func TestReadmeBlock(t *testing.T) {
 	h := header{Machine: machine{CPU: "cpu", Cores: 2, Go: "go1.26", LoadAvgStart: "1.50 2.00 2.50", LoadAvgEnd: "1.00 1.00 1.00"},
 		Command: "go run ./bench", Date: "2026-11-24T00:00:00Z", Redis: redisInfo{Version: "7.0.15"},
 		Peers: peerInfo{Skipped: []peerSkip{{"langgraph-js-redis", "ERR unknown command 'JSON.SET'"}}}}
-	h.Targets = evaluateTargets(rows, memoryResult{}, nil)
+	h.Targets = evaluateTargets(rows, memoryResult{}, memoryResult{}, nil)
 	block := readmeBlock(h, rows)
 	for _, want := range []string{
 		"load average 1.50 2.00 2.50 at the start, 1.00 1.00 1.00 at the end",

@@ -24,6 +24,7 @@ type header struct {
 	RatioToFloor string            `json:"ratio_to_floor"`
 	Metrics      map[string]string `json:"metrics"`
 	Memory       memoryResult      `json:"memory"`
+	MemoryOn     memoryResult      `json:"memory_compression_on"`
 	Floors       []calibration     `json:"floors"`
 	Peers        peerInfo          `json:"peers"`
 	Targets      []target          `json:"targets"`

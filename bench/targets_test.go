@@ -54,7 +54,8 @@ func TestEvaluateTargets(t *testing.T) {
 	mem := memoryResult{Checkpoints: 100, PerCheckpoint: 2000, ChangedBytes: 1000, WriteBytes: 100} // bound 1612: 388 B over
 	rows := targetRows()
 	fillRatios(rows)
-	ts := evaluateTargets(rows, mem, []peerSkip{{"peer-c", "needs modules"}})
+	memOn := memoryResult{Checkpoints: 100, PerCheckpoint: 1100, ChangedBytes: 1000, WriteBytes: 100} // bound 1612: met, 512 B to spare
+	ts := evaluateTargets(rows, mem, memOn, []peerSkip{{"peer-c", "needs modules"}})
 	want := []struct {
 		name, status string
 		margin       float64 // checked when status is met or missed
@@ -72,7 +73,7 @@ func TestEvaluateTargets(t *testing.T) {
 		{"GetTuple.latest allocations", statusMissed, -0.5, "450 against ≤ 300, 50% over"},
 		{"List.page10 allocations", statusNA, 0, ""},
 		{"DeltaChannelHistory", statusMissed, -0.25, "needs 1.33× more"},
-		{"Redis memory per checkpoint, compression on", statusNA, 0, ""},
+		{"Redis memory per checkpoint, compression on", statusMet, 512.0 / 1612, "met: 1100 B against ≤ 1612 B"},
 		{"Redis memory per checkpoint, compression off", statusReported, -388.0 / 1612, "24% over"},
 		{"GetTuple.latest flat", statusMet, 0.05, "met: 0.19 against ≤ 0.20"},
 		{"GetTuple.byid flat", statusNA, 0, ""},

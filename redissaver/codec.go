@@ -3,7 +3,6 @@ package redissaver
 import (
 	"strconv"
 
-	"github.com/graphstate/redcheck/checkpoint"
 	"strings"
 
 	"github.com/graphstate/redcheck/internal/codec"
@@ -53,7 +52,8 @@ func pack(parts ...string) string                   { return codec.Pack(parts...
 func unpack(s string, parts []string) bool          { return codec.Unpack(s, parts) }
 func cutLen(s string) (n int, rest string, ok bool) { return codec.CutLen(s) }
 
-// encodeValue serializes a value to what is stored: pack(type, bytes).
+// encodeValue serializes a value to what is stored: pack(type, bytes), or
+// its compressed form (storedValue).
 func (s *Saver) encodeValue(v any) (string, error) {
 	typ, data, err := s.ser.DumpsTyped(v)
 	if err != nil {
@@ -62,18 +62,27 @@ func (s *Saver) encodeValue(v any) (string, error) {
 	if typ == "" {
 		return "", invalidCheckpoint("serializer returned an empty type for %T", v)
 	}
-	return pack(typ, string(data)), nil
+	return s.storedValue(typ, data), nil
 }
 
-// decodeValue reverses encodeValue.
-func (s *Saver) decodeValue(stored string) (any, error) {
-	var parts [2]string // type, data
-	if !unpack(stored, parts[:]) {
-		return nil, corrupt("value without a type")
+// storedValue is the one place a value's stored form is made, for channel
+// values and pending writes: pack(type, bytes), compressed when
+// Options.Compression says so and it saves bytes. It depends on the value
+// only, not on where it is written.
+func (s *Saver) storedValue(typ string, data []byte) string {
+	plain := pack(typ, string(data))
+	if c := s.opts.Compression; c.Enabled {
+		return codec.Compress(plain, c.Level, c.MinBytes)
 	}
-	v, err := checkpoint.LoadString(s.ser, parts[0], parts[1])
+	return plain
+}
+
+// decodeValue reverses encodeValue; it reads compressed and plain values
+// whatever Options.Compression says.
+func (s *Saver) decodeValue(stored string) (any, error) {
+	v, err := codec.LoadValue(s.ser, stored)
 	if err != nil {
-		return nil, corrupt("value of type %q: %v", parts[0], err)
+		return nil, corrupt("%v", err)
 	}
 	return v, nil
 }

@@ -23,6 +23,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -217,15 +218,17 @@ func TestCrossLangGoWrites(t *testing.T) {
 	ctx := context.Background()
 	rdb := redistest.Real(t)
 	doc := xDoc{Prefix: redistest.Prefix(t), Shards: 4}
-	s, err := redissaver.New(ctx, rdb, redissaver.Options{Prefix: doc.Prefix, Shards: doc.Shards})
+	// Compression on: "story" and its writes are stored compressed, the small values plain.
+	s, err := redissaver.New(ctx, rdb, redissaver.Options{Prefix: doc.Prefix, Shards: doc.Shards, Compression: redissaver.Compression{Enabled: true, MinBytes: 256}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	story := strings.Repeat("the agent calls a tool and reads its result. ", 40)
 	message := map[string]any{"lc": int64(1), "type": "constructor", "id": []any{"langchain_core", "messages", "AIMessage"},
 		"kwargs": map[string]any{"content": "hello from Go", "tool_calls": []any{}, "invalid_tool_calls": []any{}, "additional_kwargs": map[string]any{}, "response_metadata": map[string]any{}}}
 	values := []map[string]any{
 		{"messages": checkpoint.DeltaSnapshot{Value: []any{"m0"}}, "count": int64(1), "ratio": 1.5, "name": "go",
-			"blob": []byte{0, 1, 255}, "nothing": nil, "nested": map[string]any{"a": []any{int64(1), "x", true}, "big": int64(1) << 60}},
+			"blob": []byte{0, 1, 255}, "nothing": nil, "nested": map[string]any{"a": []any{int64(1), "x", true}, "big": int64(1) << 60}, "story": story},
 		{"count": int64(2), "last": message},
 		{"count": int64(3)},
 	}
@@ -243,7 +246,8 @@ func TestCrossLangGoWrites(t *testing.T) {
 			if ns == "" {
 				ids = append(ids, cp.ID)
 			}
-			writes := []checkpoint.Write{{Channel: "messages", Value: fmt.Sprintf("m%d", step+1)}, {Channel: "count", Value: int64(step)}}
+			writes := []checkpoint.Write{{Channel: "messages", Value: fmt.Sprintf("m%d", step+1)}, {Channel: "count", Value: int64(step)},
+				{Channel: "story", Value: fmt.Sprint(story, step)}}
 			if err := s.PutWrites(ctx, cfg, writes, fmt.Sprintf("task-%d", step), "~__pregel_pull, agent"); err != nil {
 				t.Fatal(err)
 			}
@@ -252,6 +256,15 @@ func TestCrossLangGoWrites(t *testing.T) {
 			}
 			prev = cp
 		}
+	}
+	zipped := 0
+	for _, v := range rawValues(t, rdb, doc.Prefix) {
+		if strings.HasPrefix(v, "z") {
+			zipped++
+		}
+	}
+	if zipped != 2+6 {
+		t.Fatalf("%d values stored compressed, want story in each namespace and its 6 writes", zipped)
 	}
 	for _, ns := range []string{"", "sub:1"} {
 		for tp, err := range s.List(ctx, checkpoint.ListQuery{ThreadID: "go-thread", CheckpointNS: &ns}) {

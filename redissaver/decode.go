@@ -9,6 +9,7 @@ import (
 
 	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/graphstate/redcheck/internal/canonjson"
+	"github.com/graphstate/redcheck/internal/codec"
 )
 
 // decodeTuple turns the reply of load_checkpoint (lib.lua) into a Tuple:
@@ -128,11 +129,11 @@ func (s *Saver) decodeWrite(field, stored string) (storedWrite, error) {
 	if !ok {
 		return storedWrite{}, corrupt("write field %q", field)
 	}
-	var parts [4]string // channel, task path, type, data
+	var parts [3]string // channel, task path, stored value
 	if !unpack(stored, parts[:]) {
 		return storedWrite{}, corrupt("write %q", field)
 	}
-	val, err := checkpoint.LoadString(s.ser, parts[2], parts[3])
+	val, err := codec.LoadValue(s.ser, parts[2])
 	if err != nil {
 		return storedWrite{}, corrupt("write %q: %v", field, err)
 	}

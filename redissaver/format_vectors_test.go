@@ -1,10 +1,14 @@
 package redissaver
 
 import (
+	"bytes"
+	"compress/flate"
 	"context"
 	"encoding/json"
+	"errors"
 	mb "github.com/graphstate/redcheck/internal/member"
 	"math"
+	"reflect"
 	"regexp"
 	"sort"
 	"strconv"
@@ -44,6 +48,28 @@ type fieldsDoc struct {
 	JoinedNames    []joinVec       `json:"joined_names"`
 	StoredValues   []storedVec     `json:"stored_values"`
 	MetadataValues []metadataVec   `json:"metadata_values"`
+	Compressed     []compressedVec `json:"compressed_values"`
+	BadCompressed  []badVec        `json:"invalid_compressed_values"`
+}
+
+// compressedVec is a stored value as a writer with compression on stores
+// it: compressed ("z" len ":" raw DEFLATE) or left plain.
+type compressedVec struct {
+	Name string `json:"name"`
+	// Writer is "go" (the Go saver with Compression{Level, MinBytes}) or
+	// "zlib" (node:zlib's deflateRawSync at Level: another DEFLATE writer).
+	Writer     string `json:"writer"`
+	Level      int    `json:"level"`
+	MinBytes   int    `json:"min_bytes,omitempty"`
+	PlainHex   string `json:"plain_hex"`
+	StoredHex  string `json:"stored_hex"`
+	Compressed bool   `json:"compressed"`
+}
+
+// badVec is a stored value every reader must refuse.
+type badVec struct {
+	Name      string `json:"name"`
+	StoredHex string `json:"stored_hex"`
 }
 
 type blobFieldVec struct {
@@ -153,7 +179,7 @@ var metadataInputs = []struct {
 	{"parents", fvMap("", fvStr("1ef4f797-8335-6428-8001-8a1503f9b875"), "node:6f1c", fvStr("1ef4f797-8335-6429-8002-8a1503f9b875"))},
 }
 
-func unitSaver(t *testing.T, opts Options) *Saver {
+func unitSaver(t testing.TB, opts Options) *Saver {
 	t.Helper()
 	o, layout, err := opts.withDefaults()
 	if err != nil {
@@ -170,7 +196,11 @@ func buildFieldsDoc(t *testing.T) fieldsDoc {
 		"pack: len(part) ':' part for every part but the last, then the last part as it is. " +
 		"joined_names: len(name) ':' name, repeated (event field ch). " +
 		"stored_values: a value as stored in a blob hash or a pending write, pack(type, data), under each serializer; the value uses the typed notation (one member of null, bool, int, uint, float, str, str_hex, bytes_hex, list, map, delta). " +
-		"metadata_values: canonical JSON of a metadata value (field m:<key>)."}
+		"metadata_values: canonical JSON of a metadata value (field m:<key>). " +
+		"compressed_values: a stored value (plain_hex, pack(type, data)) as a writer with compression on stores it (stored_hex): " +
+		"'z' len(plain) ':' raw DEFLATE of plain when it is at least min_bytes long and that is shorter, else plain itself; " +
+		"writer go is the Go saver at level, writer zlib node:zlib's deflateRawSync at level (DEFLATE output is not unique: a reader must take any valid stream). " +
+		"invalid_compressed_values: stored values every reader must refuse as corrupt."}
 	for _, b := range []struct{ ch, ver string }{
 		{"messages", "00000000000000000000000000000002.0.243798"},
 		{"a", "1"},
@@ -236,7 +266,136 @@ func buildFieldsDoc(t *testing.T) fieldsDoc {
 		}
 		doc.MetadataValues = append(doc.MetadataValues, metadataVec{Name: in.name, Value: in.val, JSON: formatvec.B(string(enc))})
 	}
+	buildCompressedVectors(t, &doc)
 	return doc
+}
+
+// zlibPlain and zlibData: a stored value and its raw DEFLATE as node:zlib
+// (zlib 1.3, level 6) writes it, which is not what compress/flate writes.
+var (
+	zlibPlain = "4:json" + "[" + strings.Repeat(`{"type":"human","content":"the agent calls a tool and reads its result"},{"type":"ai","content":"the agent calls a tool and reads its result"},`, 6)[:857] + "]"
+	zlibData  = "edce310e80200c00c0af349d199df88a7168a0110c1643cb608c7f77f3052e267ce07293dfb4ca7ca19d07a3c7d477127418aa188ba1474b0cb4b218042a4581c06a2d4012a13145856c0a8db517c3dbbd10e52f94d1199d5f779607"
+)
+
+// compressedInputs are the compression vectors written by the Go saver.
+func compressedInputs() []struct {
+	name       string
+	ser        string
+	level, min int
+	val        tv
+} {
+	msgs := make([]tv, 12)
+	for i := range msgs {
+		msgs[i] = fvMap("type", fvStr([]string{"human", "ai"}[i%2]), "content", fvStr("the agent calls a tool and reads its result"))
+	}
+	noise := make([]byte, 300)
+	x := uint32(1)
+	for i := range noise { // xorshift: bytes DEFLATE cannot shorten
+		x ^= x << 13
+		x ^= x >> 17
+		x ^= x << 5
+		noise[i] = byte(x)
+	}
+	a := func(n int) tv { return fvBytes([]byte(strings.Repeat("a", n-len("5:bytes")))) }
+	return []struct {
+		name       string
+		ser        string
+		level, min int
+		val        tv
+	}{
+		{"messages, msgpack, level 6", "msgpack", 6, 512, fvList(msgs...)},
+		{"messages, msgpack, level 1", "msgpack", 1, 64, fvList(msgs...)},
+		{"messages, JSONSerializer, level 9", "json", 9, 64, fvList(msgs...)},
+		{"delta snapshot of messages", "msgpack", 6, 64, fvDelta(fvList(msgs...))},
+		{"stored form of exactly min_bytes: compressed", "msgpack", 6, 200, a(200)},
+		{"stored form one byte under min_bytes: plain", "msgpack", 6, 201, a(200)},
+		{"incompressible bytes: plain", "msgpack", 9, 64, fvBytes(noise)},
+		{"short value: the header costs more than DEFLATE saves, plain", "msgpack", 6, 1, fvStr("hi there")},
+	}
+}
+
+func buildCompressedVectors(t *testing.T, doc *fieldsDoc) {
+	for _, in := range compressedInputs() {
+		s := unitSaver(t, Options{Serializer: serializers[in.ser], Compression: Compression{Enabled: true, Level: in.level, MinBytes: in.min}})
+		val := in.val.MustGo(t)
+		typ, data, err := s.ser.DumpsTyped(val)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored, err := s.encodeValue(val)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain := pack(typ, string(data))
+		doc.Compressed = append(doc.Compressed, compressedVec{Name: in.name, Writer: "go", Level: in.level, MinBytes: in.min,
+			PlainHex: formatvec.Hex(plain), StoredHex: formatvec.Hex(stored), Compressed: codec.IsCompressed(stored)})
+	}
+	doc.Compressed = append(doc.Compressed, compressedVec{Name: "messages, JSON text, written by node:zlib", Writer: "zlib", Level: 6,
+		PlainHex: formatvec.Hex(zlibPlain), StoredHex: formatvec.Hex("z" + strconv.Itoa(len(zlibPlain)) + ":" + formatvec.Unhex(t, zlibData)), Compressed: true})
+
+	good := doc.Compressed[0]
+	plain, stored := formatvec.Unhex(t, good.PlainHex), formatvec.Unhex(t, good.StoredHex)
+	_, data, _ := codec.CutLen(stored[1:])
+	n := strconv.Itoa(len(plain))
+	zform := func(plain string) string {
+		var b bytes.Buffer
+		w, _ := flate.NewWriter(&b, 9)
+		_, _ = w.Write([]byte(plain))
+		_ = w.Close()
+		return "z" + strconv.Itoa(len(plain)) + ":" + b.String()
+	}
+	twice := zform(stored)
+	notTyped := zform(strings.Repeat("y", 300))
+	for _, b := range []struct{ name, stored string }{
+		{"no length", "z"},
+		{"no colon", "z" + n},
+		{"empty length", "z:" + data},
+		{"zero length", "z0:" + data},
+		{"leading zero in the length", "z0" + n + ":" + data},
+		{"length one short", "z" + strconv.Itoa(len(plain)-1) + ":" + data},
+		{"length one long", "z" + strconv.Itoa(len(plain)+1) + ":" + data},
+		{"length over 536870912 (512 MiB)", "z536870913:" + data},
+		{"length over 1032 times the DEFLATE data", "z" + strconv.Itoa(1032*len(data)+1032) + ":" + data},
+		{"DEFLATE data truncated", "z" + n + ":" + data[:len(data)-4]},
+		{"no DEFLATE data", "z" + n + ":"},
+		{"a byte after the end of the DEFLATE data", "z" + n + ":" + data + "\x00"},
+		{"not DEFLATE (a reserved block type)", "z" + n + ":" + "\xff\xff\xff\xff"},
+		{"compressed twice", twice},
+		{"the plain form is not a typed value", notTyped},
+		{"first byte neither a digit nor z", "y" + stored[1:]},
+	} {
+		doc.BadCompressed = append(doc.BadCompressed, badVec{Name: b.name, StoredHex: formatvec.Hex(b.stored)})
+	}
+}
+
+// TestFormatVectorsCompressed reads every compression vector back: the
+// stored form inflates to the plain one (whichever writer made it), and
+// every invalid one is ErrCorrupt.
+func TestFormatVectorsCompressed(t *testing.T) {
+	var doc fieldsDoc
+	formatvec.Load(t, "fields.json", &doc)
+	if len(doc.Compressed) == 0 || len(doc.BadCompressed) == 0 {
+		t.Fatal("fields.json has no compression vectors")
+	}
+	s := unitSaver(t, Options{})
+	for _, c := range doc.Compressed {
+		stored, plain := formatvec.Unhex(t, c.StoredHex), formatvec.Unhex(t, c.PlainHex)
+		if got, err := codec.Decompress(stored); err != nil || got != plain || codec.IsCompressed(stored) != c.Compressed {
+			t.Errorf("%s: Decompress = %x, %v", c.Name, got, err)
+		}
+		want, err := s.decodeValue(plain)
+		if err != nil {
+			t.Fatalf("%s: %v", c.Name, err)
+		}
+		if got, err := s.decodeValue(stored); err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: decodeValue = %v, %v; want %v", c.Name, got, err, want)
+		}
+	}
+	for _, c := range doc.BadCompressed {
+		if got, err := s.decodeValue(formatvec.Unhex(t, c.StoredHex)); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%s: decodeValue = %v, %v; want ErrCorrupt", c.Name, got, err)
+		}
+	}
 }
 
 // TestFormatVectorsFields checks testdata/format/fields.json.

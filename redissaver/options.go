@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/internal/codec"
 	"github.com/graphstate/redcheck/keys"
 )
 
@@ -61,6 +62,53 @@ type Options struct {
 	// most (default 100). A List with a smaller Limit asks for no more than
 	// the Limit.
 	PageSize int
+
+	// Compression compresses large values on Put and PutWrites (off by
+	// default). Reads take compressed and plain values alike, whatever it
+	// says.
+	Compression Compression
+}
+
+// Defaults of Compression.
+const (
+	DefaultCompressionMinBytes = 1 << 10
+	DefaultCompressionLevel    = 6
+)
+
+// Compression configures the compression of stored values: channel values
+// and pending writes whose stored form (docs/storage-format.md, "Stored
+// values") is at least MinBytes long are stored as raw DEFLATE (RFC 1951),
+// flagged by their first byte, when that makes them smaller. Every reader of
+// format 2 (this package, package stream, the TypeScript client, redcheck
+// check) reads both forms; an event with Events.IncludeValues carries a
+// value as stored, compressed or not.
+//
+// It is off by default: switch it on once every reader of the prefix reads
+// compressed values (a reader built before it refuses them as corrupt). The
+// cost is client CPU on each Put and PutWrites of a large value, and on each
+// read of one.
+type Compression struct {
+	// Enabled switches compression on.
+	Enabled bool
+	// MinBytes is the size of the stored form from which a value is
+	// compressed (default 1 KiB): smaller ones gain little.
+	MinBytes int
+	// Level is the DEFLATE level, 1 (fastest) to 9 (smallest) (default 6,
+	// zlib's default as well).
+	Level int
+}
+
+func (c Compression) withDefaults() (Compression, error) {
+	if c.MinBytes == 0 {
+		c.MinBytes = DefaultCompressionMinBytes
+	}
+	if c.Level == 0 {
+		c.Level = DefaultCompressionLevel
+	}
+	if c.MinBytes < 0 || c.Level < codec.MinLevel || c.Level > codec.MaxLevel {
+		return c, invalidOptions("Compression: MinBytes must not be negative, Level must be %d to %d", codec.MinLevel, codec.MaxLevel)
+	}
+	return c, nil
 }
 
 func (o Options) withDefaults() (Options, keys.Layout, error) {
@@ -90,6 +138,9 @@ func (o Options) withDefaults() (Options, keys.Layout, error) {
 		return o, keys.Layout{}, err
 	}
 	o.Events = ev
+	if o.Compression, err = o.Compression.withDefaults(); err != nil {
+		return o, keys.Layout{}, err
+	}
 	layout, err := keys.New(o.Prefix, o.Shards)
 	if err != nil {
 		return o, keys.Layout{}, fmt.Errorf("%w: %v", ErrInvalidOptions, err)

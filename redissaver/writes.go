@@ -52,12 +52,15 @@ func (s *Saver) PutWrites(ctx context.Context, cfg checkpoint.Config, writes []c
 		if err != nil {
 			return unserializable(err, "write %d to %q", i, w.Channel)
 		}
+		if typ == "" {
+			return invalidCheckpoint("write %d to %q: serializer returned an empty type for %T", i, w.Channel, w.Value)
+		}
 		idx := checkpoint.WriteIndex(w.Channel, i)
 		mode := "n"
 		if idx < 0 {
 			mode = "o"
 		}
-		args = append(args, writeField(taskID, idx), pack(w.Channel, taskPath, typ, string(data)), mode, w.Channel)
+		args = append(args, writeField(taskID, idx), pack(w.Channel, taskPath, s.storedValue(typ, data)), mode, w.Channel)
 	}
 	keyList := []string{s.layout.Head(th), s.layout.Threads(shard), s.layout.Events(th), s.layout.Feed(shard)}
 	if err := s.run(ctx, scriptrun.PutWrites, keyList, args...).Err(); err != nil {

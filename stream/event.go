@@ -133,9 +133,10 @@ func DecodeEvent(msg redis.XMessage, ser checkpoint.Serializer) (Event, error) {
 }
 
 // decodeValues decodes the "v:" fields: channel values of a checkpoint
-// event (stored as pack(type, data)), writes of a writes event (stored as
-// pack(channel, task path, type, data), keyed by position); and the
-// "vref:" fields: channel -> version of values published by reference.
+// event (stored values: pack(type, data), or its compressed form), writes
+// of a writes event (pack(channel, task path, stored value), keyed by
+// position); and the "vref:" fields: channel -> version of values
+// published by reference.
 func decodeValues(ev *Event, fields map[string]any, ser checkpoint.Serializer) error {
 	type posWrite struct {
 		pos int
@@ -160,11 +161,11 @@ func decodeValues(ev *Event, fields map[string]any, ser checkpoint.Serializer) e
 		}
 		if ev.Type == TypeWrites {
 			pos, err := strconv.Atoi(name)
-			var parts [4]string // channel, task path, type, data
+			var parts [3]string // channel, task path, stored value
 			if err != nil || !codec.Unpack(stored, parts[:]) {
 				return fmt.Errorf("%w: write value %q", ErrMalformedEvent, k)
 			}
-			v, err := checkpoint.LoadString(ser, parts[2], parts[3])
+			v, err := codec.LoadValue(ser, parts[2])
 			if err != nil {
 				return fmt.Errorf("%w: write value %q: %v", ErrMalformedEvent, k, err)
 			}
@@ -174,11 +175,7 @@ func decodeValues(ev *Event, fields map[string]any, ser checkpoint.Serializer) e
 		if stored == "" {
 			continue // the empty marker: a version without a value
 		}
-		var parts [2]string // type, data
-		if !codec.Unpack(stored, parts[:]) {
-			return fmt.Errorf("%w: value %q", ErrMalformedEvent, k)
-		}
-		v, err := checkpoint.LoadString(ser, parts[0], parts[1])
+		v, err := codec.LoadValue(ser, stored)
 		if err != nil {
 			return fmt.Errorf("%w: value %q: %v", ErrMalformedEvent, k, err)
 		}

@@ -45,18 +45,33 @@ func TestDecodeEvent(t *testing.T) {
 		t.Errorf("writes event: %+v, %v", ev, err)
 	}
 
+	// Compressed values (docs/storage-format.md, "Stored values") read as plain ones.
+	long := strings.Repeat("compressed ", 200)
+	typ2, data2, _ := checkpoint.MsgpackSerializer{}.DumpsTyped(long)
+	zipped := codec.Compress(codec.Pack(typ2, string(data2)), 6, 1)
+	z := redis.XMessage{ID: "1-0", Values: map[string]any{"t": "checkpoint", "th": "t", "v:m": zipped}}
+	zw := redis.XMessage{ID: "1-0", Values: map[string]any{"t": "writes", "th": "t", "v:0": codec.Pack("m", "path", zipped)}}
+	if ev, err := stream.DecodeEvent(z, nil); !codec.IsCompressed(zipped) || err != nil || ev.Values["m"] != long {
+		t.Errorf("compressed value: %v", err)
+	}
+	if ev, err := stream.DecodeEvent(zw, nil); err != nil || len(ev.Writes) != 1 || ev.Writes[0].Channel != "m" || ev.Writes[0].Value != long {
+		t.Errorf("compressed write: %v", err)
+	}
+
 	for name, vals := range map[string]map[string]any{
-		"no type":       {"th": "t"},
-		"unknown type":  {"t": "nope", "th": "t"},
-		"no thread":     {"t": "checkpoint"},
-		"bad thread":    {"t": "checkpoint", "th": "a:b"},
-		"bad namespace": {"t": "checkpoint", "th": "t", "ns": "%zz"},
-		"bad step":      {"t": "checkpoint", "th": "t", "step": "x"},
-		"bad count":     {"t": "pruned", "th": "t", "n": "1.5"},
-		"bad channels":  {"t": "checkpoint", "th": "t", "ch": "9:a"},
-		"bad value":     {"t": "checkpoint", "th": "t", "v:x": "junk"},
-		"bad write":     {"t": "writes", "th": "t", "v:z": codec.Pack("x", "", "null", "")},
-		"bad bytes":     {"t": "checkpoint", "th": "t", "v:x": codec.Pack("msgpack", "\xc1")},
+		"bad compressed value": {"t": "checkpoint", "th": "t", "v:x": zipped[:len(zipped)-2]},
+		"bad compressed write": {"t": "writes", "th": "t", "v:0": codec.Pack("m", "", zipped+"x")},
+		"no type":              {"th": "t"},
+		"unknown type":         {"t": "nope", "th": "t"},
+		"no thread":            {"t": "checkpoint"},
+		"bad thread":           {"t": "checkpoint", "th": "a:b"},
+		"bad namespace":        {"t": "checkpoint", "th": "t", "ns": "%zz"},
+		"bad step":             {"t": "checkpoint", "th": "t", "step": "x"},
+		"bad count":            {"t": "pruned", "th": "t", "n": "1.5"},
+		"bad channels":         {"t": "checkpoint", "th": "t", "ch": "9:a"},
+		"bad value":            {"t": "checkpoint", "th": "t", "v:x": "junk"},
+		"bad write":            {"t": "writes", "th": "t", "v:z": codec.Pack("x", "", "null", "")},
+		"bad bytes":            {"t": "checkpoint", "th": "t", "v:x": codec.Pack("msgpack", "\xc1")},
 	} {
 		if _, err := stream.DecodeEvent(redis.XMessage{ID: "1-0", Values: vals}, nil); !errors.Is(err, stream.ErrMalformedEvent) {
 			t.Errorf("%s: %v, want ErrMalformedEvent", name, err)

@@ -1,4 +1,5 @@
 export { RedcheckSaver, type RedcheckSaverOptions, type EventOptions } from "./saver.js";
+export { type CompressionOptions } from "./compress.js";
 export { RedcheckError, DataLossError, NotFoundError, InvalidCheckpointError, InvalidConfigError, CorruptError } from "./errors.js";
 export { Layout, encode, decode, FORMAT_VERSION } from "./keys.js";
 export { nextVersion } from "./version.js";

@@ -34,7 +34,8 @@ import {
 import { FORMAT_VERSION, Layout, SEP, decode, encode, newGen, parseMember, validateID, validateNamespace, validateRunID, validateThreadID } from "./keys.js";
 import { copyThread, deleteForRuns, prune, type Ops } from "./extended.js";
 import { scripts } from "./scripts.js";
-import { decodeValue, encodeValue, dumpsTyped, loadsTyped } from "./values.js";
+import { compressionOptions, type CompressionOptions } from "./compress.js";
+import { decodeValue, encodeValue, dumpsTyped, storedValue } from "./values.js";
 import { nextVersion, storedVersion, versionFromStore, versionToStore } from "./version.js";
 
 /** Events the scripts append to each thread's stream and its shard's feed (Go: redissaver.Events). */
@@ -80,6 +81,14 @@ export interface RedcheckSaverOptions {
   pageSize?: number;
   /** The serializer of channel and write values (default JsonPlusSerializer). */
   serde?: SerializerProtocol;
+  /**
+   * Compress values whose stored form is at least threshold bytes with raw
+   * DEFLATE (node:zlib), when that makes them smaller (Go:
+   * redissaver.Compression). Off when absent (the default): switch it on
+   * once every reader of the prefix reads compressed values. Reads take both
+   * forms whatever it says.
+   */
+  compression?: CompressionOptions;
 }
 
 const DEFAULTS = {
@@ -120,7 +129,8 @@ interface StoredWrite {
 export class RedcheckSaver extends BaseCheckpointSaver {
   readonly layout: Layout;
   readonly #conn: Conn;
-  readonly #opts: Required<Omit<RedcheckSaverOptions, "serde" | "events" | "shards" | "prefix">> & { events: Required<EventOptions> };
+  readonly #opts: Required<Omit<RedcheckSaverOptions, "serde" | "events" | "shards" | "prefix" | "compression">> & { events: Required<EventOptions> };
+  readonly #compression: Required<CompressionOptions> | undefined;
   #ready: Promise<void> | undefined;
   #owned: { close(): Promise<unknown> } | undefined;
   readonly #puts = new PutTracker();
@@ -153,6 +163,7 @@ export class RedcheckSaver extends BaseCheckpointSaver {
     };
     if (!Number.isInteger(o.ttl) || o.ttl < 0) throw new InvalidConfigError("ttl must be a whole number of milliseconds, 0 or more");
     if (o.refreshOnRead && o.ttl === 0) throw new InvalidConfigError("refreshOnRead needs a ttl");
+    this.#compression = compressionOptions(options.compression);
     if (!Number.isInteger(o.pageSize) || o.pageSize < 1 || o.pageSize > SCAN_BUDGET) throw new InvalidConfigError(`pageSize must be 1 to ${SCAN_BUDGET}`);
     const e = o.events;
     if (!(e.maxLen >= 1 && e.feedMaxLen >= 1 && e.maxValueBytes >= 1 && e.maxEventBytes >= 1 && e.streamBytes >= 1 &&
@@ -333,7 +344,7 @@ export class RedcheckSaver extends BaseCheckpointSaver {
     const values = checkpoint.channel_values ?? {};
     const blobs: Buffer[] = [];
     for (const ch of Object.keys(fresh).sort(byteOrder)) {
-      const stored = Object.prototype.hasOwnProperty.call(values, ch) ? await encodeValue(this.serde, (values as Record<string, unknown>)[ch]) : Buffer.alloc(0);
+      const stored = Object.prototype.hasOwnProperty.call(values, ch) ? await encodeValue(this.serde, (values as Record<string, unknown>)[ch], this.#compression) : Buffer.alloc(0);
       blobs.push(blobField(ch, fresh[ch]!), stored);
     }
 
@@ -417,7 +428,7 @@ export class RedcheckSaver extends BaseCheckpointSaver {
       const [channel, value] = writes[i]!;
       const [t, d] = await dumpsTyped(this.serde, value);
       const idx = writeIndex(channel, i);
-      args.push(writeField(taskId, idx), pack(channel, taskPath, t, d), idx < 0 ? "o" : "n", channel);
+      args.push(writeField(taskId, idx), pack(channel, taskPath, await storedValue(t, d, this.#compression)), idx < 0 ? "o" : "n", channel);
     }
     const keys = [this.layout.head(thread), this.layout.threads(shard), this.layout.events(thread), this.layout.feed(shard)];
     try {
@@ -528,14 +539,14 @@ export class RedcheckSaver extends BaseCheckpointSaver {
   async #decodeWrite(field: Buffer, stored: Buffer): Promise<StoredWrite> {
     const f = parseWriteField(field);
     if (!f) throw new CorruptError(`write field ${JSON.stringify(field.toString("utf8"))}`);
-    const parts = unpack(stored, 4); // channel, task path, type, data
+    const parts = unpack(stored, 3); // channel, task path, stored value
     if (!parts) throw new CorruptError(`write ${JSON.stringify(field.toString("utf8"))}`);
     return {
       task: f.task.toString("utf8"),
       idx: f.idx,
       channel: parts[0]!.toString("utf8"),
       path: parts[1]!.toString("utf8"),
-      value: await loadsTyped(this.serde, parts[2]!.toString("utf8"), parts[3]!),
+      value: await decodeValue(this.serde, parts[2]!),
     };
   }
 

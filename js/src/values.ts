@@ -1,4 +1,5 @@
-// Stored values: pack(type, bytes) (docs/storage-format.md). The mapping
+// Stored values: pack(type, bytes), or its compressed form (compress.ts;
+// docs/storage-format.md, "Stored values"). The mapping
 // between JS values and the type tags the Go serializers read and write:
 //
 //   JS writes                              stored as              Go reads
@@ -21,6 +22,7 @@
 import { DeltaSnapshot, isDeltaSnapshot, type SerializerProtocol } from "@langchain/langgraph-checkpoint";
 import { Decoder } from "@msgpack/msgpack";
 import { pack, unpack } from "./codec.js";
+import { compressStored, decompressStored, type CompressionOptions } from "./compress.js";
 import { CorruptError, InvalidCheckpointError } from "./errors.js";
 
 export const TAG_NULL = "null";
@@ -72,15 +74,23 @@ async function dumpsPlain(serde: SerializerProtocol, v: unknown): Promise<[strin
   return out;
 }
 
-/** encodeValue returns a stored value: pack(type, bytes). */
-export async function encodeValue(serde: SerializerProtocol, v: unknown): Promise<Buffer> {
+/**
+ * encodeValue returns a stored value: pack(type, bytes), compressed when
+ * compression is set and it saves bytes (storedValue).
+ */
+export async function encodeValue(serde: SerializerProtocol, v: unknown, compression?: Required<CompressionOptions>): Promise<Buffer> {
   const [t, d] = await dumpsTyped(serde, v);
-  return pack(t, d);
+  return storedValue(t, d, compression);
 }
 
-/** decodeValue reverses encodeValue, and reads what the Go serializers write. */
+/** storedValue is the one place a stored value is made, for channel values and pending writes alike. */
+export function storedValue(type: string, data: Uint8Array, compression?: Required<CompressionOptions>): Promise<Buffer> {
+  return compressStored(pack(type, data), compression);
+}
+
+/** decodeValue reverses encodeValue, compressed or not, and reads what the Go serializers write. */
 export async function decodeValue(serde: SerializerProtocol, stored: Buffer): Promise<unknown> {
-  const parts = unpack(stored, 2);
+  const parts = unpack(await decompressStored(stored), 2);
   if (!parts) throw new CorruptError("stored value without a type");
   return loadsTyped(serde, parts[0]!.toString("utf8"), parts[1]!);
 }

@@ -15,6 +15,7 @@ import { fileURLToPath } from "node:url";
 import { createClient } from "redis";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { RedcheckSaver } from "../src/index.js";
+import { unpack } from "../src/codec.js";
 import { dumpsTyped } from "../src/values.js";
 import { versionToStore } from "../src/version.js";
 import { toJS, type Typed } from "./typed.js";
@@ -72,10 +73,12 @@ const md = (step: number) => ({ source: "loop" as const, step, parents: {}, writ
 
 describe.skipIf(!haveGo)("cross-language", () => {
   it("the Go saver, Subscribe, redcheck tail and redcheck check read what JS wrote; JS reads what Go wrote", { timeout: 600_000 }, async () => {
-    const saver = new RedcheckSaver(client, { prefix, shards });
+    // Compression on: "story" and its writes are stored compressed, the small values plain.
+    const saver = new RedcheckSaver(client, { prefix, shards, compression: { threshold: 256 } });
+    const story = "the agent calls a tool and reads its result. ".repeat(40);
     const updates: Record<string, unknown>[] = [
       { messages: new DeltaSnapshot([new HumanMessage({ content: "hi", id: "h0" })]), count: 1, ratio: 0.5, name: "js",
-        blob: Uint8Array.from([0, 1, 255]), nothing: null, nested: { a: [1, "x", true], deep: { z: 2.5 } } },
+        blob: Uint8Array.from([0, 1, 255]), nothing: null, nested: { a: [1, "x", true], deep: { z: 2.5 } }, story },
       { count: 2, last: new AIMessage({ content: "hello from JS", id: "a1" }) },
       { count: 3 },
     ];
@@ -98,7 +101,7 @@ describe.skipIf(!haveGo)("cross-language", () => {
         }
         cfg = await saver.put(cfg, cp, md(step), newVersions) as typeof cfg;
         if (ns === "") rootIDs.push(cp.id);
-        await saver.putWrites(cfg, [["messages", [new HumanMessage({ content: `m${step + 1}`, id: `h${step + 1}` })]], ["count", step]], `task-${step}`, "~__pregel_pull, agent");
+        await saver.putWrites(cfg, [["messages", [new HumanMessage({ content: `m${step + 1}`, id: `h${step + 1}` })]], ["count", step], ["story", story + step]], `task-${step}`, "~__pregel_pull, agent");
         await saver.putWrites(cfg, [["__interrupt__", { value: "ask", resumable: true }]], "task-b");
         prev = cp;
       }
@@ -133,6 +136,19 @@ describe.skipIf(!haveGo)("cross-language", () => {
         writes: await Promise.all(h.writes.map(async ([task, channel, value]) => ({ task, channel, value: await goView(value) }))),
       });
     }
+    // Both forms are in Redis: story (once per namespace) and its 6 writes compressed, the rest plain.
+    const stored: string[] = [];
+    for await (const keys of client.scanIterator({ MATCH: `${prefix}:*`, COUNT: 1000 })) {
+      for (const k of keys) {
+        if (k.endsWith(":blobs")) stored.push(...(await client.hVals(k)));
+        if (!k.includes(":cp:")) continue;
+        for (const [f, v] of Object.entries(await client.hGetAll(k))) {
+          if (f.startsWith("w:")) stored.push(unpack(Buffer.from(v), 3)![2]!.toString("latin1")); // pack(channel, task path, value)
+        }
+      }
+    }
+    expect(stored.filter((v) => v.startsWith("z"))).toHaveLength(2 + 6);
+    expect(stored.filter((v) => /^[1-9]/.test(v)).length).toBeGreaterThan(20);
     writeFileSync(join(dir, "js_written.json"), JSON.stringify({ prefix, shards, ...expected }, null, 1));
 
     // The Go half: scripts, Go writes, Go reads what JS wrote (GetTuple, List, DeltaChannelHistory, Subscribe, Check).

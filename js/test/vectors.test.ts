@@ -2,12 +2,15 @@
 // the Go tests check): keys, fields, stored values and canonical JSON, byte
 // for byte, without Redis.
 import { JsonPlusSerializer, WRITES_IDX_MAP } from "@langchain/langgraph-checkpoint";
+import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { canonicalJSON } from "../src/canonjson.js";
 import { blobField, joinNames, pack, parseWriteField, unpack, writeField, writeIndex, SPECIAL_WRITE_INDEX } from "../src/codec.js";
 import { InvalidConfigError } from "../src/errors.js";
 import { Layout, decode, encode, member, validateGen, validateID, validateNamespace, validateRunID, validateThreadID } from "../src/keys.js";
-import { decodeValue } from "../src/values.js";
+import { compressStored, compressionOptions, decompressStored, isCompressed } from "../src/compress.js";
+import { CorruptError } from "../src/errors.js";
+import { decodeValue, encodeValue } from "../src/values.js";
 import { storedVersion } from "../src/version.js";
 import { hexOf, loadVectors, toJS } from "./typed.js";
 
@@ -126,5 +129,46 @@ describe("fields.json", () => {
   it.each(fieldsV.metadata_values.map((c: any) => [c.name, c] as [unknown, any]))("metadata value %s: canonical JSON", (_n, c: any) => {
     const got = Buffer.from(canonicalJSON(toJS(c.value)), "utf8");
     expect(got.toString("hex")).toBe(hexOf(c.json).toString("hex"));
+  });
+});
+
+describe("fields.json: compressed values", () => {
+  const serde = new JsonPlusSerializer();
+  it.each(fieldsV.compressed_values!.map((c: any) => [c.name, c] as [unknown, any]))("%s", async (_n, c: any) => {
+    const stored = Buffer.from(c.stored_hex, "hex");
+    const plain = Buffer.from(c.plain_hex, "hex");
+    expect(isCompressed(stored)).toBe(c.compressed);
+    expect((await decompressStored(stored)).equals(plain)).toBe(true);
+    expect(await decodeValue(serde, stored)).toEqual(await decodeValue(serde, plain));
+    if (c.writer === "go") {
+      // The JS writer makes the same choice; its DEFLATE bytes may differ, and read back the same.
+      const mine = await compressStored(plain, { threshold: c.min_bytes ?? 0, level: c.level });
+      expect(isCompressed(mine)).toBe(c.compressed);
+      if (!c.compressed) expect(mine.equals(plain)).toBe(true);
+      expect((await decompressStored(mine)).equals(plain)).toBe(true);
+    }
+  });
+
+  it.each(fieldsV.invalid_compressed_values!.map((c: any) => [c.name, c] as [unknown, any]))("refuses: %s", async (_n, c: any) => {
+    await expect(decodeValue(serde, Buffer.from(c.stored_hex, "hex"))).rejects.toThrow(CorruptError);
+  });
+
+  it("round trips values past the thread-pool threshold, and leaves incompressible ones plain", async () => {
+    const big = "the agent calls a tool and reads its result. ".repeat(4000); // 180 KB
+    const z = { threshold: 1024, level: 6 };
+    const stored = await encodeValue(serde, big, z);
+    expect(isCompressed(stored)).toBe(true);
+    expect(stored.length).toBeLessThan(big.length / 20);
+    expect(await decodeValue(serde, stored)).toBe(big);
+    const noise = new Uint8Array(randomBytes(100_000));
+    expect(isCompressed(await encodeValue(serde, noise, z))).toBe(false);
+    const truncated = stored.subarray(0, stored.length - 10);
+    await expect(decodeValue(serde, truncated)).rejects.toThrow(CorruptError);
+  });
+
+  it("validates the option", () => {
+    expect(compressionOptions(undefined)).toBeUndefined();
+    expect(compressionOptions({})).toEqual({ threshold: 1024, level: 6 });
+    for (const bad of [{ level: 0 }, { level: 10 }, { threshold: -1 }, { threshold: 1.5 }]) expect(() => compressionOptions(bad)).toThrow(InvalidConfigError);
   });
 });
