@@ -13,7 +13,10 @@ import (
 // GetTuple reads the checkpoint cfg.CheckpointID of the thread and namespace
 // of cfg, or the latest one (greatest ID) when cfg.CheckpointID is "", with
 // its channel values, metadata, parent and pending writes. It is one script
-// call and one round trip; with RefreshOnRead it also extends the TTL.
+// call and one round trip; with RefreshOnRead it also extends the TTL. When
+// it reads the checkpoint this saver last wrote or read in the namespace,
+// the values come by a plain HMGET in the same transaction, which the script
+// confirms (docs/storage-format.md, "Reading a checkpoint").
 //
 // Errors: checkpoint.ErrNotFound when there is no such checkpoint (a missing
 // ID never falls back to the latest), when the thread is unknown and when
@@ -33,10 +36,44 @@ func (s *Saver) GetTuple(ctx context.Context, cfg checkpoint.Config) (*checkpoin
 	if cfg.CheckpointID != "" && keys.ValidateID(cfg.CheckpointID) != nil {
 		return nil, notFound("checkpoint %q", cfg.CheckpointID)
 	}
+	th, ns := cfg.ThreadID, cfg.CheckpointNS
 	sc := s.getTupleCall(cfg)
-	res, err := s.run(ctx, scriptrun.GetTuple, sc.keys, sc.args...).Result()
+	hint, predict := s.tuples.get(hintKey(th, ns))
+	predict = predict && (cfg.CheckpointID == "" || cfg.CheckpointID == hint.id)
+	var (
+		res       any
+		err       error
+		predicted []any
+		valuesKey string
+	)
+	if predict {
+		// The values of the checkpoint this saver last wrote or read, by a
+		// plain HMGET after the script, which confirms the prediction.
+		valuesKey = s.layout.Blobs(th, hint.gen, ns)
+		args := append(sc.args, hint.id)
+		for _, p := range hint.pairs {
+			args = append(args, p)
+		}
+		fields := hint.blobFields()
+		cmd, after := scriptrun.RunTx(ctx, s.rdb, scriptrun.GetTuple, nil, func(p redis.Pipeliner) {
+			p.HMGet(ctx, valuesKey, fields...)
+		}, append(sc.keys, valuesKey), args...)
+		res, err = cmd.Result()
+		if redis.HasErrorPrefix(err, "OOM") || redis.HasErrorPrefix(err, "EXECABORT") {
+			// Redis refused the transaction as a whole (out of memory, it
+			// may hold a write): nothing ran. A read alone is answered.
+			predict = false
+			res, err = s.run(ctx, scriptrun.GetTuple, sc.keys, sc.args...).Result()
+		} else if err == nil && len(after) == 1 {
+			if hm, ok := after[0].(*redis.SliceCmd); ok && hm.Err() == nil {
+				predicted = hm.Val()
+			}
+		}
+	} else {
+		res, err = s.run(ctx, scriptrun.GetTuple, sc.keys, sc.args...).Result()
+	}
 	if errors.Is(err, redis.Nil) {
-		return nil, notFound("thread %q namespace %q checkpoint %q", cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID)
+		return nil, notFound("thread %q namespace %q checkpoint %q", th, ns, cfg.CheckpointID)
 	}
 	if err != nil {
 		return nil, scriptErr("get tuple", err)
@@ -47,10 +84,26 @@ func (s *Saver) GetTuple(ctx context.Context, cfg checkpoint.Config) (*checkpoin
 	}
 	var d reply
 	id := d.str(items[0])
+	flat := d.list(items[1])
 	if d.err != nil {
 		return nil, d.err
 	}
-	return s.decodeTuple(cfg.ThreadID, cfg.CheckpointNS, id, items[1], items[2], items[3])
+	values := items[2]
+	if values == nil {
+		// get_tuple.lua confirmed the prediction: the values are the HMGET's.
+		if !predict || predicted == nil {
+			return nil, corrupt("get tuple: values neither in the reply nor read")
+		}
+		if values, err = alignValues(hint, flat, predicted, valuesKey); err != nil {
+			return nil, err
+		}
+	}
+	t, err := s.decodeTuple(th, ns, id, flat, values, items[3])
+	if err != nil {
+		return nil, err
+	}
+	s.rememberRead(th, ns, id, flat)
+	return t, nil
 }
 
 // getTupleCall builds the keys and arguments of get_tuple.lua.

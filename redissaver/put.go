@@ -79,7 +79,7 @@ func (s *Saver) put(ctx context.Context, cfg checkpoint.Config, cp checkpoint.Ch
 	token := keys.NewGen()
 	gen := ""
 	if staging {
-		gen = s.gens.get(th)
+		gen, _ = s.gens.get(th)
 	}
 	suffix := ""
 	if gen != "" && len(newVersions) > 0 {
@@ -130,7 +130,7 @@ func (s *Saver) put(ctx context.Context, cfg checkpoint.Config, cp checkpoint.Ch
 			args = append(args, blobs[i])
 			hset = append(hset, blobs[i], blobs[i+1])
 		}
-		cmd = scriptrun.RunAfter(ctx, s.rdb, scriptrun.Put, func(p redis.Pipeliner) { p.HSet(ctx, values, hset...) },
+		cmd, _ = scriptrun.RunTx(ctx, s.rdb, scriptrun.Put, func(p redis.Pipeliner) { p.HSet(ctx, values, hset...) }, nil,
 			append(keyList, values), args...)
 	}
 	if suffix != "" && redis.HasErrorPrefix(cmd.Err(), "EXECABORT") {
@@ -142,13 +142,18 @@ func (s *Saver) put(ctx context.Context, cfg checkpoint.Config, cp checkpoint.Ch
 	if err != nil {
 		return checkpoint.Config{}, err
 	}
-	s.gens.set(th, live)
+	if live == "" {
+		s.gens.forget(th)
+	} else {
+		s.gens.set(th, live)
+	}
 	if status == putStale {
 		// The values went to a generation that is no longer the thread's;
 		// the script took them back and wrote nothing. Send them through
 		// the script, which starts or finds the live generation.
 		return s.put(ctx, cfg, cp, md, newVersions, false)
 	}
+	s.rememberPut(cfg, cp.ID, live, fields, newVersions)
 	return checkpoint.Config{ThreadID: th, CheckpointNS: ns, CheckpointID: cp.ID}, nil
 }
 

@@ -18,7 +18,8 @@ type Saver struct {
 	opts   Options
 	layout keys.Layout
 	ser    checkpoint.Serializer
-	gens   *genCache
+	gens   *hintCache[string]     // thread → its live generation
+	tuples *hintCache[tupleHint]  // thread \0 namespace → its latest checkpoint read or written
 }
 
 // The interfaces Saver implements; a signature drift fails the build.
@@ -63,7 +64,7 @@ func New(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Saver, 
 	if err := meta.Ensure(ctx, rdb, layout, true); err != nil {
 		return nil, fmt.Errorf("redissaver: %w", err)
 	}
-	return &Saver{rdb: rdb, opts: o, layout: layout, ser: o.Serializer, gens: newGenCache(maxCachedGens)}, nil
+	return &Saver{rdb: rdb, opts: o, layout: layout, ser: o.Serializer, gens: newHintCache[string](maxHints), tuples: newHintCache[tupleHint](maxHints)}, nil
 }
 
 // Layout returns the key layout of the saver.

@@ -222,3 +222,78 @@ func TestStagedAfterScriptFlush(t *testing.T) {
 	}
 	requireSound(t, s, "t")
 }
+
+// txRecorder records the commands of every transaction a client sends.
+type txRecorder struct{ txs [][]string }
+
+func (r *txRecorder) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (r *txRecorder) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (r *txRecorder) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if len(cmds) > 0 && cmds[0].Name() == "multi" {
+			var names []string
+			for _, c := range cmds {
+				names = append(names, c.Name())
+			}
+			r.txs = append(r.txs, names)
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// TestPredictedRead: GetTuple of the checkpoint the saver last wrote reads
+// its values by HMGET in the same transaction as get_tuple.lua; a wrong
+// prediction (another saver wrote since, or deleted the thread) still gets
+// the right answer, and a value lost is ErrDataLoss.
+func TestPredictedRead(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			rdb := b.client(t)
+			rec := &txRecorder{}
+			rdb.AddHook(rec)
+			a := newSaver(t, rdb, redissaver.Options{})
+			other, err := redissaver.New(context.Background(), rdb, redissaver.Options{Prefix: a.Layout().Prefix(), AcceptEviction: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			c1 := stagedStep(t, a, checkpoint.Config{ThreadID: "t"}, 0)
+			c2 := stagedStep(t, a, c1, 1)
+			must(t, a.LoadScripts(ctx))
+			rec.txs = nil
+			for _, cfg := range []checkpoint.Config{{ThreadID: "t"}, c2} {
+				tup, err := a.GetTuple(ctx, cfg)
+				if err != nil || tup.Config.CheckpointID != c2.CheckpointID || tup.Checkpoint.ChannelValues["a"] != "value 1" ||
+					tup.Checkpoint.ChannelValues["b"] != "kept" {
+					t.Fatalf("GetTuple %v: %+v, %v", cfg, tup, err)
+				}
+			}
+			if len(rec.txs) != 2 || !slices.Contains(rec.txs[0], "hmget") {
+				t.Errorf("transactions %v, want 2 with an HMGET", rec.txs)
+			}
+
+			// Another saver writes a newer checkpoint: the prediction is wrong.
+			c3 := stagedStep(t, other, c2, 2)
+			tup, err := a.GetTuple(ctx, checkpoint.Config{ThreadID: "t"})
+			if err != nil || tup.Config.CheckpointID != c3.CheckpointID || tup.Checkpoint.ChannelValues["a"] != "value 2" {
+				t.Fatalf("latest after another saver's Put: %+v, %v", tup, err)
+			}
+			// The thread is deleted and written again with the same ids.
+			if err := other.DeleteThread(ctx, "t"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := a.GetTuple(ctx, checkpoint.Config{ThreadID: "t"}); !errors.Is(err, checkpoint.ErrNotFound) {
+				t.Fatalf("latest of a deleted thread: %v, want ErrNotFound", err)
+			}
+			// A predicted value lost: ErrDataLoss.
+			d1 := stagedStep(t, a, checkpoint.Config{ThreadID: "u"}, 0)
+			d2 := stagedStep(t, a, d1, 1)
+			gen := rdb.HGet(ctx, a.Layout().Head("u"), "g").Val()
+			key := a.Layout().Blobs("u", gen, "")
+			must(t, rdb.HDel(ctx, key, storedBlobField(t, rdb, key, "a", "2")).Err())
+			if _, err := a.GetTuple(ctx, d2); !errors.Is(err, checkpoint.ErrDataLoss) {
+				t.Fatalf("a lost value: %v, want ErrDataLoss", err)
+			}
+		})
+	}
+}

@@ -61,19 +61,25 @@ func Pipelined(ctx context.Context, rdb redis.UniversalClient, sc *redis.Script,
 	return cmds, nil
 }
 
-// RunAfter runs a script once, in one MULTI/EXEC (one round trip) after the
-// commands that before queues: they and the script take effect together,
-// with nothing of another client's in between. On a Cluster every key must
-// be in one slot. The commands before must be idempotent: when Redis lacks
-// the script (NOSCRIPT: it did not run), the script is loaded and the whole
-// transaction is sent once more. Returns the script's command; an error of
-// the commands before is returned as the error of the call.
-func RunAfter(ctx context.Context, rdb redis.UniversalClient, sc *redis.Script, before func(redis.Pipeliner), keys []string, args ...any) *redis.Cmd {
-	var cmd *redis.Cmd
+// RunTx runs a script once in one MULTI/EXEC (one round trip), between the
+// commands that before and after queue (either may be nil): they and the
+// script take effect together, with nothing of another client's in between.
+// On a Cluster every key must be in one slot. The commands must be
+// idempotent: when Redis lacks the script (NOSCRIPT: it did not run), the
+// script is loaded and the whole transaction is sent once more. Returns the
+// script's command, carrying the error of a command before it or of the
+// transaction when the script did not run, and the commands after it.
+func RunTx(ctx context.Context, rdb redis.UniversalClient, sc *redis.Script, before, after func(redis.Pipeliner), keys []string, args ...any) (*redis.Cmd, []redis.Cmder) {
 	for attempt := 0; ; attempt++ {
 		pipe := rdb.TxPipeline()
-		before(pipe)
-		cmd = sc.EvalSha(ctx, pipe, keys, args...)
+		if before != nil {
+			before(pipe)
+		}
+		cmd := sc.EvalSha(ctx, pipe, keys, args...)
+		n := pipe.Len()
+		if after != nil {
+			after(pipe)
+		}
 		cmds, err := pipe.Exec(ctx)
 		if err != nil && cmd.Err() == nil {
 			cmd.SetErr(err) // the transaction failed before the script ran, or a command before it failed
@@ -84,12 +90,16 @@ func RunAfter(ctx context.Context, rdb redis.UniversalClient, sc *redis.Script, 
 				}
 			}
 		}
+		var rest []redis.Cmder
+		if len(cmds) >= n {
+			rest = cmds[n:]
+		}
 		if attempt > 0 || !redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
-			return cmd
+			return cmd, rest
 		}
 		if err := sc.Load(ctx, rdb).Err(); err != nil {
 			cmd.SetErr(err)
-			return cmd
+			return cmd, rest
 		}
 	}
 }

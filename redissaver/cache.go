@@ -1,0 +1,47 @@
+package redissaver
+
+import "sync"
+
+// hintCache remembers, for the threads this saver used last, what it last
+// learnt of them: a hint that the scripts check, never an answer. Put stages
+// values into the generation it remembers (put.lua answers the live one
+// when it is stale), and GetTuple predicts the checkpoint it will read
+// (get_tuple.lua reads the values itself when the prediction is wrong).
+type hintCache[V any] struct {
+	mu  sync.Mutex
+	max int
+	m   map[string]V
+}
+
+// maxHints bounds each cache: past it, an arbitrary entry goes.
+const maxHints = 4096
+
+func newHintCache[V any](max int) *hintCache[V] { return &hintCache[V]{max: max, m: make(map[string]V)} }
+
+// get returns the hint remembered for key, and whether there is one.
+func (c *hintCache[V]) get(key string) (V, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.m[key]
+	return v, ok
+}
+
+// set remembers v for key.
+func (c *hintCache[V]) set(key string, v V) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.m[key]; !ok && len(c.m) >= c.max {
+		for k := range c.m {
+			delete(c.m, k)
+			break
+		}
+	}
+	c.m[key] = v
+}
+
+// forget drops the hint of key.
+func (c *hintCache[V]) forget(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, key)
+}

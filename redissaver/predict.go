@@ -1,0 +1,115 @@
+package redissaver
+
+import (
+	"strings"
+
+	"github.com/graphstate/redcheck/checkpoint"
+	mb "github.com/graphstate/redcheck/internal/member"
+)
+
+// tupleHint is what a saver last wrote or read of a namespace's latest
+// checkpoint: its generation, its id and its "c:" field/value pairs. With it
+// GetTuple reads the values by a plain HMGET in the same transaction as
+// get_tuple.lua, which confirms the prediction (docs/storage-format.md,
+// "Reading a checkpoint").
+type tupleHint struct {
+	gen, id string
+	pairs   []string // "c:" field, value, …
+}
+
+// hintKey is the key of a namespace's hint.
+func hintKey(thread, ns string) string { return thread + "\x00" + ns }
+
+// blobFields are the blob fields of the hint's values, in the order of its
+// pairs.
+func (h tupleHint) blobFields() []string {
+	out := make([]string, 0, len(h.pairs)/2)
+	for i := 0; i+1 < len(h.pairs); i += 2 {
+		out = append(out, mb.Blob(h.pairs[i][len(prefixChannel):], h.pairs[i+1]))
+	}
+	return out
+}
+
+// rememberPut records the checkpoint a Put stored: fields are its hash
+// fields as sent. A version the checkpoint did not write points where its
+// parent's does when the parent is the checkpoint remembered and names the
+// same version (put.lua's rule); else the plain version is a guess that
+// get_tuple.lua checks.
+func (s *Saver) rememberPut(cfg checkpoint.Config, id, gen string, fields []string, newVersions map[string]string) {
+	key := hintKey(cfg.ThreadID, cfg.CheckpointNS)
+	prev, ok := s.tuples.get(key)
+	inherit := map[string]string{}
+	if ok && prev.gen == gen && prev.id == cfg.CheckpointID {
+		for i := 0; i+1 < len(prev.pairs); i += 2 {
+			inherit[prev.pairs[i]] = prev.pairs[i+1]
+		}
+	}
+	pairs := make([]string, 0, 2*len(fields))
+	for i := 0; i+1 < len(fields); i += 2 {
+		f, v := fields[i], fields[i+1]
+		if !strings.HasPrefix(f, prefixChannel) {
+			continue
+		}
+		if _, written := newVersions[f[len(prefixChannel):]]; !written {
+			if p, ok := inherit[f]; ok && (p == v || strings.HasPrefix(p, v+mb.Sep)) {
+				v = p
+			}
+		}
+		pairs = append(pairs, f, v)
+	}
+	s.rememberTuple(key, tupleHint{gen: gen, id: id, pairs: pairs})
+}
+
+// rememberRead records the checkpoint a GetTuple read (its hash fields as
+// field/value pairs), in the generation the saver knows of its thread.
+func (s *Saver) rememberRead(thread, ns, id string, flat []any) {
+	gen, ok := s.gens.get(thread)
+	if !ok {
+		return
+	}
+	pairs := make([]string, 0, len(flat))
+	for i := 0; i+1 < len(flat); i += 2 {
+		f, _ := flat[i].(string)
+		v, _ := flat[i+1].(string)
+		if strings.HasPrefix(f, prefixChannel) {
+			pairs = append(pairs, f, v)
+		}
+	}
+	s.rememberTuple(hintKey(thread, ns), tupleHint{gen: gen, id: id, pairs: pairs})
+}
+
+func (s *Saver) rememberTuple(key string, h tupleHint) {
+	if len(h.pairs) == 0 {
+		s.tuples.forget(key) // nothing to read by HMGET
+		return
+	}
+	s.tuples.set(key, h)
+}
+
+// alignValues turns the reply of the HMGET of a confirmed prediction (values
+// in the order of the hint's pairs) into values aligned with the "c:" fields
+// of flat, as load_checkpoint (lib.lua) returns them. A value missing is
+// lost data.
+func alignValues(h tupleHint, flat []any, got []any, valuesKey string) ([]any, error) {
+	byField := make(map[string]any, len(h.pairs)/2)
+	for i := 0; i+1 < len(h.pairs) && i/2 < len(got); i += 2 {
+		byField[h.pairs[i]] = got[i/2]
+	}
+	out := make([]any, 0, len(h.pairs)/2)
+	for i := 0; i+1 < len(flat); i += 2 {
+		f, _ := flat[i].(string)
+		if !strings.HasPrefix(f, prefixChannel) {
+			continue
+		}
+		v, ok := byField[f]
+		if !ok {
+			return nil, corrupt("get tuple: confirmed prediction lacks %q", f)
+		}
+		if v == nil {
+			val, _ := flat[i+1].(string)
+			return nil, dataLoss("get tuple: value %s of checkpoint in %s is missing", mb.Blob(f[len(prefixChannel):], val), valuesKey)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
