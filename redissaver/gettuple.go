@@ -79,12 +79,13 @@ func (s *Saver) GetTuple(ctx context.Context, cfg checkpoint.Config) (*checkpoin
 		return nil, scriptErr("get tuple", err)
 	}
 	items, ok := res.([]any)
-	if !ok || len(items) != 4 {
+	if !ok || len(items) != 5 {
 		return nil, corrupt("get tuple reply of %T", res)
 	}
 	var d reply
 	id := d.str(items[0])
 	flat := d.list(items[1])
+	gen := d.str(items[4])
 	if d.err != nil {
 		return nil, d.err
 	}
@@ -102,7 +103,7 @@ func (s *Saver) GetTuple(ctx context.Context, cfg checkpoint.Config) (*checkpoin
 	if err != nil {
 		return nil, err
 	}
-	s.rememberRead(th, ns, id, flat)
+	s.rememberRead(th, ns, id, gen, flat)
 	return t, nil
 }
 

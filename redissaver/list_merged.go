@@ -156,7 +156,7 @@ func (s *Saver) readMembers(ctx context.Context, members []string) ([]*checkpoin
 		if err != nil {
 			return nil, scriptErr("list", err)
 		}
-		if len(res) != 4 {
+		if len(res) != 5 {
 			return nil, corrupt("get tuple reply of %d items", len(res))
 		}
 		t, err := s.decodeTuple(cfgs[i].ThreadID, cfgs[i].CheckpointNS, cfgs[i].CheckpointID, res[1], res[2], res[3])

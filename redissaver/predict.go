@@ -61,12 +61,9 @@ func (s *Saver) rememberPut(cfg checkpoint.Config, id, gen string, fields []stri
 }
 
 // rememberRead records the checkpoint a GetTuple read (its hash fields as
-// field/value pairs), in the generation the saver knows of its thread.
-func (s *Saver) rememberRead(thread, ns, id string, flat []any) {
-	gen, ok := s.gens.get(thread)
-	if !ok {
-		return
-	}
+// field/value pairs) and its thread's generation.
+func (s *Saver) rememberRead(thread, ns, id, gen string, flat []any) {
+	s.gens.set(thread, gen)
 	pairs := make([]string, 0, len(flat))
 	for i := 0; i+1 < len(flat); i += 2 {
 		f, _ := flat[i].(string)

@@ -10,7 +10,8 @@
 -- ARGV[6] (optional, with KEYS[3]) the checkpoint id the caller predicts the answer is
 -- ARGV[7 ..] (optional) the predicted checkpoint's "c:" field/value pairs
 -- Returns: nil when there is no such checkpoint (or its thread expired), else
---          {id, flat checkpoint hash, channel values aligned with its "c:" fields, parent's writes (legacy only)}.
+--          {id, flat checkpoint hash, channel values aligned with its "c:" fields, parent's writes (legacy only),
+--          the thread's generation}.
 --          When the answer is the predicted checkpoint (same id, exactly the predicted "c:" fields) and
 --          KEYS[3] is its values hash, the values are false: the caller's HMGET of KEYS[3] reads them,
 --          in the order of the predicted pairs (no value enters Lua).
@@ -56,4 +57,4 @@ if not found then
 end
 if found.err then return found end
 if ttl > 0 then touch(sb, enct, ttl, now()) end
-return {id, found[1], found[2], found[3]}
+return {id, found[1], found[2], found[3], gen}

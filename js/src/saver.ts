@@ -468,7 +468,7 @@ export class RedcheckSaver extends BaseCheckpointSaver {
     }
     if (res === null) return undefined;
     const r = arr(res);
-    if (r.length !== 4) throw new CorruptError(`get tuple reply of ${r.length} items`);
+    if (r.length !== 5) throw new CorruptError(`get tuple reply of ${r.length} items`);
     return this.#decodeTuple(addr.thread, addr.ns, str(r[0]), r[1]!, r[2]!, r[3]!);
   }
 
@@ -684,7 +684,7 @@ export class RedcheckSaver extends BaseCheckpointSaver {
       for (let i = 0; i < got.length; i++) {
         if (got[i] === null) continue; // deleted since the first round trip
         const r = arr(got[i]);
-        if (r.length !== 4) throw new CorruptError(`get tuple reply of ${r.length} items`);
+        if (r.length !== 5) throw new CorruptError(`get tuple reply of ${r.length} items`);
         yield await this.#decodeTuple(addrs[i]!.thread, addrs[i]!.ns, addrs[i]!.id, r[1]!, r[2]!, r[3]!);
         if (q.left > 0) q.left--;
         if (q.left === 0) return;
