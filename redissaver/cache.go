@@ -16,7 +16,9 @@ type hintCache[V any] struct {
 // maxHints bounds each cache: past it, an arbitrary entry goes.
 const maxHints = 4096
 
-func newHintCache[V any](max int) *hintCache[V] { return &hintCache[V]{max: max, m: make(map[string]V)} }
+func newHintCache[V any](max int) *hintCache[V] {
+	return &hintCache[V]{max: max, m: make(map[string]V)}
+}
 
 // get returns the hint remembered for key, and whether there is one.
 func (c *hintCache[V]) get(key string) (V, bool) {

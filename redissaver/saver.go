@@ -18,8 +18,8 @@ type Saver struct {
 	opts   Options
 	layout keys.Layout
 	ser    checkpoint.Serializer
-	gens   *hintCache[string]     // thread → its live generation
-	tuples *hintCache[tupleHint]  // thread \0 namespace → its latest checkpoint read or written
+	gens   *hintCache[string]    // thread → its live generation
+	tuples *hintCache[tupleHint] // thread \0 namespace → its latest checkpoint read or written
 }
 
 // The interfaces Saver implements; a signature drift fails the build.
