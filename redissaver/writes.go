@@ -21,8 +21,9 @@ import (
 // the ID is malformed;
 // checkpoint.ErrNotFound when the checkpoint does not exist (writes always
 // belong to a stored checkpoint); checkpoint.ErrDataLoss when the
-// checkpoint's hash, the thread's head or its registry entry is missing; checkpoint.ErrInvalidCheckpoint for a value
-// the serializer refuses; otherwise the Redis error, wrapped.
+// checkpoint's hash is missing while its index names it, or the thread's
+// head while its registry entry exists; checkpoint.ErrInvalidCheckpoint for
+// a value the serializer refuses; otherwise the Redis error, wrapped.
 func (s *Saver) PutWrites(ctx context.Context, cfg checkpoint.Config, writes []checkpoint.Write, taskID, taskPath string) error {
 	if err := validateAddress(cfg); err != nil {
 		return err

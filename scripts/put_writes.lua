@@ -18,25 +18,32 @@
 -- then quadruples: field, value, mode, channel; mode "o" overwrites (special channels),
 --            "n" inserts only if the field is absent (regular writes: idempotent)
 -- Returns: the number of writes stored. Errors, raised before anything is written: "NOTFOUND ..." when the
--- thread or checkpoint does not exist (or expired); "DATALOSS ..." when the thread's head or registry entry,
--- or an indexed checkpoint's hash, is missing.
+-- thread or checkpoint does not exist (or expired); "DATALOSS ..." when the thread's head (while its
+-- registry entry exists), or an indexed checkpoint's hash, is missing.
 -- The event lists the channels of the writes stored (field "ch": len ":" channel, repeated) and, within the
 -- value bounds, their stored values ("v:" position); no write stored, no event.
 -- Work bound: O(number of writes).
 local sb, enct, encns, id = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local ttl, bound, maxvalues, maxbytes = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
-local now = now_ms()
-local gen, state, detail = thread_state(sb, enct, now)
+-- The clock is read only when needed (a lease to check or renew). A write judges the thread from its
+-- head, as reads do: the registry entry is an index that the check reports.
+local clock
+local function now()
+  if not clock then clock = now_ms() end
+  return clock
+end
+local gen, state, detail = thread_state(sb, enct, now, true)
 if state == 'lost' then return dataloss(detail) end
 if state ~= 'live' then return redis.error_reply('NOTFOUND thread does not exist') end
 local nb = sb .. 't:' .. enct .. ':g:' .. gen .. ':n:' .. encns
 local cp = nb .. ':cp:' .. id
-if redis.call('HEXISTS', cp, 'v') == 0 then
+local head = redis.call('HMGET', cp, 'v', 'ow')
+if not head[1] then
   if redis.call('ZSCORE', nb .. ':idx', id) then return dataloss('checkpoint hash ' .. cp) end
   return redis.error_reply('NOTFOUND checkpoint does not exist')
 end
 
-if redis.call('HGET', cp, 'ow') == ARGV[9] then return 0 end
+if head[2] == ARGV[9] then return 0 end
 local maxlen, feedmaxlen, event, at = event_spec(10)
 local written, channels, copied = 0, {}, 0
 for i = at, #ARGV, 4 do
@@ -60,7 +67,7 @@ for i = at, #ARGV, 4 do
   end
 end
 redis.call('HSET', cp, 'ow', ARGV[9])
-if ttl > 0 then touch(sb, enct, ttl, now) end
+if ttl > 0 then touch(sb, enct, ttl, now()) end
 if written > 0 and maxlen > 0 then
   event[#event + 1] = 'ch'
   event[#event + 1] = table.concat(channels)
