@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"bytes"
+	"io"
 
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -73,18 +74,38 @@ func (MsgpackSerializer) LoadsTypedString(typ, data string) (any, error) {
 	return loadsTyped(typ, data)
 }
 
+// encodeMsgpack encodes v with encodeMsgpackFast, and with
+// encodeMsgpackReflect when that refuses v, so that errors are reported as
+// they always were.
 func encodeMsgpack(v any) ([]byte, error) {
+	if data, ok := encodeMsgpackFast(v); ok {
+		return data, nil
+	}
+	return encodeMsgpackReflect(v)
+}
+
+// encodeMsgpackReflect is the reference encoding: checkEncodable, then
+// vmihailenco/msgpack/v5 configured by newMsgpackEncoder. encodeMsgpackFast
+// writes the same bytes.
+func encodeMsgpackReflect(v any) ([]byte, error) {
 	if err := checkEncodable(v); err != nil {
 		return nil, err
 	}
 	var buf bytes.Buffer
-	enc := msgpack.NewEncoder(&buf)
+	if err := newMsgpackEncoder(&buf).Encode(v); err != nil {
+		return nil, serWrap("msgpack encode", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// newMsgpackEncoder returns a msgpack Encoder writing to w with the options
+// of the storage format: compact integers, sorted map keys, structs as maps
+// keyed by their msgpack, else json, tag.
+func newMsgpackEncoder(w io.Writer) *msgpack.Encoder {
+	enc := msgpack.NewEncoder(w)
 	enc.UseCompactInts(true)
 	enc.SetSortMapKeys(true)
 	enc.UseArrayEncodedStructs(false)
 	enc.SetCustomStructTag("json")
-	if err := enc.Encode(v); err != nil {
-		return nil, serWrap("msgpack encode", err)
-	}
-	return buf.Bytes(), nil
+	return enc
 }
