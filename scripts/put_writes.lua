@@ -45,16 +45,20 @@ end
 
 if head[2] == ARGV[9] then return 0 end
 local maxlen, feedmaxlen, event, at = event_spec(10)
+-- Which fields exist already, in one call; then one HSET of the writes stored and the call token.
+local names = {}
+for i = at, #ARGV, 4 do names[#names + 1] = ARGV[i] end
+local have = {}
+if #names > 0 then have = chunked('HMGET', cp, names, 1000) end
+local set, taken = {}, {}
 local written, channels, copied = 0, {}, 0
 for i = at, #ARGV, 4 do
-  local ok
-  if ARGV[i + 2] == 'o' then
-    redis.call('HSET', cp, ARGV[i], ARGV[i + 1])
-    ok = 1
-  else
-    ok = redis.call('HSETNX', cp, ARGV[i], ARGV[i + 1])
-  end
-  if ok == 1 then
+  local f = ARGV[i]
+  local ok = ARGV[i + 2] == 'o' or not (have[(i - at) / 4 + 1] or taken[f])
+  if ok then
+    taken[f] = true
+    set[#set + 1] = f
+    set[#set + 1] = ARGV[i + 1]
     written = written + 1
     channels[#channels + 1] = string.len(ARGV[i + 3]) .. ':' .. ARGV[i + 3]
     local size = string.len(ARGV[i + 1])
@@ -66,7 +70,9 @@ for i = at, #ARGV, 4 do
     end
   end
 end
-redis.call('HSET', cp, 'ow', ARGV[9])
+set[#set + 1] = 'ow'
+set[#set + 1] = ARGV[9]
+chunked('HSET', cp, set, 1000)
 if ttl > 0 then touch(sb, enct, ttl, now()) end
 if written > 0 and maxlen > 0 then
   event[#event + 1] = 'ch'
