@@ -27,13 +27,14 @@ import (
 // Put is one round trip and one atomic unit: the checkpoint, its values,
 // the indexes, the thread registry and the thread's lease change together or
 // not at all. Once the saver knows the thread's generation (from its last
-// Put of the thread), the values go by a plain HSET in the same MULTI/EXEC
-// as the script, so no value byte enters Lua; a refusal takes them back
-// (docs/storage-format.md, "Writing a checkpoint"). When that generation
-// turned stale meanwhile (the thread was deleted or replaced), or Redis
-// discarded the transaction, nothing was written and Put sends the values
-// through the script: a second round trip. Re-putting an existing ID with the same parent replaces its
-// checkpoint and metadata and keeps its pending writes. A call re-sent by
+// Put or GetTuple of the thread), the values go by a plain HSET in the same
+// MULTI/EXEC as the script, so no value byte enters Lua; a refusal takes
+// them back (docs/storage-format.md, "Writing a checkpoint"). When that
+// generation turned stale meanwhile (the thread was deleted or replaced), or
+// Redis discarded the transaction, nothing was written and Put sends the
+// values through the script: a second round trip. Re-putting an existing ID
+// with the same parent replaces its checkpoint and metadata and keeps its
+// pending writes. A call re-sent by
 // the client after a network error finds its own checkpoint and changes
 // nothing.
 //

@@ -64,6 +64,20 @@ local function refuse(reply)
   unstage()
   return reply
 end
+-- Whether a "c:" field's stored value names version ver: ver itself, or ver \0 token.
+local function names_version(stored, ver)
+  return stored == ver or string.sub(stored, 1, #ver + 1) == ver .. '\0'
+end
+-- The "c:" fields of the versions this call writes: {position of the field in the hash fields built
+-- below, the field, its blob field}.
+local ownc = {}
+for i = at, staged and at + 2 * n - 1 or at - 1, 2 do
+  local f = ARGV[i]
+  if string.sub(f, 1, 2) == 'c:' then
+    local bf = blob_field(string.sub(f, 3), ARGV[i + 1])
+    if writing[bf] then ownc[#ownc + 1] = {i - at + 3, f, bf} end
+  end
+end
 
 -- A write judges the thread from its head, as reads do: the registry entry is an index that the check
 -- reports, and that every Put with a TTL rewrites.
@@ -102,24 +116,14 @@ if not newgen then
     if old[3] == token then
       -- A re-sent call: the checkpoint is stored. Staged fields it does not point to (a re-put that
       -- pointed to values already stored) go again.
-      if staged then
-        local names, list = {}, {}
-        for i = at, at + 2 * n - 1, 2 do
-          local f, v = ARGV[i], ARGV[i + 1]
-          if string.sub(f, 1, 2) == 'c:' and writing[blob_field(string.sub(f, 3), v)] then
-            names[#names + 1] = blob_field(string.sub(f, 3), v)
-            list[#list + 1] = f
-          end
+      if staged and #ownc > 0 then
+        local list, drop = {}, {}
+        for j, c in ipairs(ownc) do list[j] = c[2] end
+        local have = chunked('HMGET', cp, list, 1000)
+        for j, c in ipairs(ownc) do
+          if blob_field(string.sub(c[2], 3), have[j] or '') ~= c[3] then drop[#drop + 1] = c[3] end
         end
-        if #list > 0 then
-          local have, drop = chunked('HMGET', cp, list, 1000), {}
-          for j = 1, #list do
-            if blob_field(string.sub(list[j], 3), have[j] or '') ~= names[j] then
-              drop[#drop + 1] = names[j]
-            end
-          end
-          if #drop > 0 then chunked('HDEL', KEYS[#KEYS], drop, 1000) end
-        end
+        if #drop > 0 then chunked('HDEL', KEYS[#KEYS], drop, 1000) end
       end
       return {2, gen}
     end
@@ -146,28 +150,18 @@ for i = at, at + 2 * n - 1, 2 do
   end
 end
 -- A re-put writing a version its checkpoint already holds points to the value already stored.
-if old[1] and staged then
-  local names = {}
-  for i = 3, #fields, 2 do
-    if string.sub(fields[i], 1, 2) == 'c:' and writing[blob_field(string.sub(fields[i], 3), fields[i + 1])] then
-      names[#names + 1] = i
+if old[1] and staged and #ownc > 0 then
+  local list, drop = {}, {}
+  for j, c in ipairs(ownc) do list[j] = c[2] end
+  local had = chunked('HMGET', cp, list, 1000)
+  for j, c in ipairs(ownc) do
+    local v, h = fields[c[1] + 1], had[j]
+    if h and h ~= v and names_version(h, string.match(v, '^([^%z]*)')) then
+      drop[#drop + 1] = c[3]
+      fields[c[1] + 1] = h
     end
   end
-  if #names > 0 then
-    local list = {}
-    for j, i in ipairs(names) do list[j] = fields[i] end
-    local had = chunked('HMGET', cp, list, 1000)
-    local drop = {}
-    for j, i in ipairs(names) do
-      local v, h = fields[i + 1], had[j]
-      local ver = string.match(v, '^([^%z]*)')
-      if h and h ~= v and (h == ver or string.sub(h, 1, #ver + 1) == ver .. '\0') then
-        drop[#drop + 1] = blob_field(string.sub(fields[i], 3), v)
-        fields[i + 1] = h
-      end
-    end
-    if #drop > 0 then chunked('HDEL', KEYS[#KEYS], drop, 1000) end
-  end
+  if #drop > 0 then chunked('HDEL', KEYS[#KEYS], drop, 1000) end
 end
 local unstored = {}
 if #inherit > 0 and newgen then
@@ -180,8 +174,8 @@ elseif #inherit > 0 then
     local pv = chunked('HMGET', nb .. ':cp:' .. parent, list, 1000)
     rest = {}
     for j, i in ipairs(inherit) do
-      local v, p = fields[i], pv[j]
-      if p and (p == v or string.sub(p, 1, #v + 1) == v .. '\0') then
+      local p = pv[j]
+      if p and names_version(p, fields[i]) then
         fields[i] = p
       else
         rest[#rest + 1] = i
@@ -189,12 +183,9 @@ elseif #inherit > 0 then
     end
   end
   if #rest > 0 then
-    local want = {}
-    for j, i in ipairs(rest) do want[j] = blob_field(string.sub(fields[i - 1], 3), fields[i]) end
-    local have = {}
-    for j, f in ipairs(want) do have[j] = redis.call('HEXISTS', nb .. ':blobs', f) == 1 end
-    for j = 1, #want do
-      if not have[j] then unstored[#unstored + 1] = want[j] end
+    for _, i in ipairs(rest) do
+      local f = blob_field(string.sub(fields[i - 1], 3), fields[i])
+      if redis.call('HEXISTS', nb .. ':blobs', f) == 0 then unstored[#unstored + 1] = f end
     end
     if #unstored > 0 and redis.call('EXISTS', nb .. ':blobs') == 0 and redis.call('EXISTS', nb .. ':idx') == 1 then
       return refuse(dataloss('values hash ' .. nb .. ':blobs'))
