@@ -32,6 +32,7 @@ type config struct {
 	peerTimeout time.Duration
 	pgURL       string
 	cpuProfile  string
+	breakdown   bool
 }
 
 const usageText = `usage: go run ./bench [flags]
@@ -71,6 +72,7 @@ func parseConfig(args []string) (config, error) {
 	fs.IntVar(&c.peerHistory, "peer-history-max", 1000, "largest history point the peers are run at")
 	fs.DurationVar(&c.peerTimeout, "peer-timeout", 200*time.Second, "time limit for all the peers together")
 	fs.StringVar(&c.pgURL, "pg-url", "postgresql://postgres@127.0.0.1:5432/test", "Postgres of the Postgres peer (loopback only)")
+	fs.BoolVar(&c.breakdown, "breakdown", false, "print, for each concurrency-1 pass, Redis's time per operation in each command (those scripts and transactions run included), to find where server time goes")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the harness (redcheck's client side) to this file")
 	if err := fs.Parse(args); err != nil {
 		return c, err

@@ -102,6 +102,7 @@ func run(ctx context.Context, cfg config, stdout, log io.Writer) error {
 	if host, _, _ := net.SplitHostPort(opt.Addr); !isLoopback(host) {
 		return fmt.Errorf("redis %s is not on loopback; the benchmark only talks to this machine", opt.Addr)
 	}
+	breakdown = cfg.breakdown
 	if cfg.cpuProfile != "" {
 		f, err := os.Create(cfg.cpuProfile)
 		if err != nil {

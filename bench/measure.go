@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"runtime"
+	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -49,7 +52,13 @@ type sample struct {
 	serverUS  float64
 	serverCPU float64
 	serverOK  bool
+	// perCommand is the time and calls of every command Redis ran during
+	// the chunks (with -breakdown).
+	perCommand map[string]redisserver.CommandStat
 }
+
+// breakdown is the -breakdown flag.
+var breakdown bool
 
 // measure runs p whole and returns its row.
 func measure(ctx context.Context, p pass) (Row, error) {
@@ -129,6 +138,18 @@ func (p *pass) chunk(ctx context.Context, ops int, budget time.Duration) {
 			p.acc.serverCPU += (cpu1 - cpu0) * 1e6
 		}
 		p.acc.serverOK = ok && (first || p.acc.serverOK)
+		if ok && breakdown && p.conc == 1 {
+			if p.acc.perCommand == nil {
+				p.acc.perCommand = map[string]redisserver.CommandStat{}
+			}
+			for name, a := range st1 {
+				b := st0[name]
+				c := p.acc.perCommand[name]
+				c.Calls += a.Calls - b.Calls
+				c.Usecs += a.Usecs - b.Usecs
+				p.acc.perCommand[name] = c
+			}
+		}
 	}
 	p.next += len(lats)
 	u := u1.minus(u0)
@@ -168,6 +189,9 @@ func (p *pass) row() (Row, error) {
 	row.OpsPerS = Num(float64(n) / a.elapsed.Seconds())
 	row.P50us, row.P99us = latencyStats(a.lats)
 	row.AllocsPerOp = Num(float64(a.mallocs) / float64(n))
+	if len(a.perCommand) > 0 {
+		printBreakdown(p.impl+" "+p.op, a.perCommand, n)
+	}
 	if a.serverOK {
 		row.ServerUS = Num(a.serverUS / float64(n))
 		row.ServerCPUus = Num(a.serverCPU / float64(n))
@@ -254,4 +278,23 @@ func runWorkers(ctx context.Context, conc, from, count int, deadline time.Time, 
 		firstErr = ctx.Err()
 	}
 	return all, firstErr
+}
+
+// printBreakdown prints Redis's time per operation in each command of
+// per (its calls per operation too), dearest first, to stderr.
+func printBreakdown(name string, per map[string]redisserver.CommandStat, n int) {
+	names := make([]string, 0, len(per))
+	for k, c := range per {
+		if c.Calls > 0 && !strings.HasPrefix(k, "info") && !strings.HasPrefix(k, "config") {
+			names = append(names, k)
+		}
+	}
+	sort.Slice(names, func(i, j int) bool { return per[names[i]].Usecs > per[names[j]].Usecs })
+	var b strings.Builder
+	fmt.Fprintf(&b, "breakdown %s:", name)
+	for _, k := range names {
+		c := per[k]
+		fmt.Fprintf(&b, " %s %.2fµs×%.2f", k, float64(c.Usecs)/float64(n), float64(c.Calls)/float64(n))
+	}
+	fmt.Fprintln(os.Stderr, b.String())
 }

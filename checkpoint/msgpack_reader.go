@@ -33,6 +33,9 @@ type mpReader struct {
 	// string allocates, and the same few short values (a message's type, a
 	// role) repeat in every element of a list.
 	boxed [16]boxedString
+	// strs holds the strings boxed by boxString: its elements are what
+	// the boxes point to (see stringAny).
+	strs []string
 }
 
 // boxedString is a string, the same string as an any, and whether that box
@@ -51,8 +54,11 @@ const maxBoxedLen = 16
 // next string of its slot, so that one-off strings (IDs) do not evict the
 // repeated ones.
 func (r *mpReader) box(s string) any {
-	if s == "" || len(s) > maxBoxedLen {
+	if s == "" {
 		return s // the empty string boxes without allocating
+	}
+	if len(s) > maxBoxedLen {
+		return r.boxString(s)
 	}
 	b := &r.boxed[(len(s)+int(s[0])+int(s[len(s)-1]))%len(r.boxed)]
 	switch {
@@ -62,9 +68,22 @@ func (r *mpReader) box(s string) any {
 		b.used = false
 		return s
 	default:
-		b.s, b.v = s, s
+		b.s, b.v = s, r.boxString(s)
 	}
 	return b.v
+}
+
+// boxString returns s as an any. Converting a string to an any allocates
+// its header on the heap, one allocation per string of the result; instead
+// the headers go into slabs of up to 256, and each any points into its
+// slab (stringAny). A slab is never written again once its string is
+// boxed, and stays alive as long as any of its strings is referenced.
+func (r *mpReader) boxString(s string) any {
+	if len(r.strs) == cap(r.strs) {
+		r.strs = make([]string, 0, min(max(2*cap(r.strs), 16), 256))
+	}
+	r.strs = append(r.strs, s)
+	return stringAny(&r.strs[len(r.strs)-1])
 }
 
 func (r *mpReader) remaining() int { return len(r.s) - r.off }
