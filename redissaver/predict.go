@@ -1,6 +1,8 @@
 package redissaver
 
 import (
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/graphstate/redcheck/checkpoint"
@@ -31,19 +33,10 @@ func (h tupleHint) blobFields() []string {
 }
 
 // rememberPut records the checkpoint a Put stored: fields are its hash
-// fields as sent. A version the checkpoint did not write points where its
-// parent's does when the parent is the checkpoint remembered and names the
-// same version (put.lua's rule); else the plain version is a guess that
-// get_tuple.lua checks.
+// fields as sent, the versions it did not write resolved as parentPointer
+// does (put.lua's rule, which get_tuple.lua checks when it reads).
 func (s *Saver) rememberPut(cfg checkpoint.Config, id, gen string, fields []string, newVersions map[string]string) {
-	key := hintKey(cfg.ThreadID, cfg.CheckpointNS)
-	prev, ok := s.tuples.get(key)
-	inherit := map[string]string{}
-	if ok && prev.gen == gen && prev.id == cfg.CheckpointID {
-		for i := 0; i+1 < len(prev.pairs); i += 2 {
-			inherit[prev.pairs[i]] = prev.pairs[i+1]
-		}
-	}
+	inherit := s.parentPointers(cfg, gen)
 	pairs := make([]string, 0, 2*len(fields))
 	for i := 0; i+1 < len(fields); i += 2 {
 		f, v := fields[i], fields[i+1]
@@ -51,13 +44,67 @@ func (s *Saver) rememberPut(cfg checkpoint.Config, id, gen string, fields []stri
 			continue
 		}
 		if _, written := newVersions[f[len(prefixChannel):]]; !written {
-			if p, ok := inherit[f]; ok && (p == v || strings.HasPrefix(p, v+mb.Sep)) {
-				v = p
-			}
+			v = parentPointer(inherit, f, v)
 		}
 		pairs = append(pairs, f, v)
 	}
-	s.rememberTuple(key, tupleHint{gen: gen, id: id, pairs: pairs})
+	s.rememberTuple(hintKey(cfg.ThreadID, cfg.CheckpointNS), tupleHint{gen: gen, id: id, pairs: pairs})
+}
+
+// parentPointers returns the "c:" pairs the saver remembers of the parent of
+// a checkpoint written at cfg (cfg.CheckpointID) in generation gen, by
+// field; none when what it remembers is another checkpoint.
+func (s *Saver) parentPointers(cfg checkpoint.Config, gen string) map[string]string {
+	prev, ok := s.tuples.get(hintKey(cfg.ThreadID, cfg.CheckpointNS))
+	if !ok || prev.gen != gen || prev.id != cfg.CheckpointID || cfg.CheckpointID == "" {
+		return nil
+	}
+	out := make(map[string]string, len(prev.pairs)/2)
+	for i := 0; i+1 < len(prev.pairs); i += 2 {
+		out[prev.pairs[i]] = prev.pairs[i+1]
+	}
+	return out
+}
+
+// parentPointer returns what the "c:" field f of a checkpoint that names
+// version v of its channel without writing it points to: where its parent's
+// field points, when that names the same version (v itself, or v \0 token);
+// else v, which put.lua resolves.
+func parentPointer(parent map[string]string, f, v string) string {
+	if p, ok := parent[f]; ok && (p == v || strings.HasPrefix(p, v+mb.Sep)) {
+		return p
+	}
+	return v
+}
+
+// stagedOrder puts a staged Put's hash pairs in the order put.lua takes them
+// (docs/storage-format.md, "Writing a checkpoint"): the "c:" pairs of the
+// staged values, in channel order as blobArgs stages them; then the other
+// "c:" pairs, each valued with the pointer the parent is expected to hold
+// (parentPointer: put.lua then only compares it with the parent's); then
+// the rest. It returns the pairs and the count of the second group.
+func (s *Saver) stagedOrder(cfg checkpoint.Config, gen string, fields []string, newVersions map[string]string, suffix string) ([]string, int) {
+	parent := s.parentPointers(cfg, gen)
+	out := make([]string, 0, len(fields))
+	for _, ch := range slices.Sorted(maps.Keys(newVersions)) {
+		out = append(out, prefixChannel+ch, newVersions[ch]+suffix)
+	}
+	inherited := 0
+	for i := 0; i+1 < len(fields); i += 2 {
+		f, v := fields[i], fields[i+1]
+		if strings.HasPrefix(f, prefixChannel) {
+			if _, written := newVersions[f[len(prefixChannel):]]; !written {
+				out = append(out, f, parentPointer(parent, f, v))
+				inherited++
+			}
+		}
+	}
+	for i := 0; i+1 < len(fields); i += 2 {
+		if !strings.HasPrefix(fields[i], prefixChannel) {
+			out = append(out, fields[i], fields[i+1])
+		}
+	}
+	return out, inherited
 }
 
 // rememberRead records the checkpoint a GetTuple read (its hash fields as

@@ -110,6 +110,10 @@ func (s *Saver) put(ctx context.Context, cfg checkpoint.Config, cp checkpoint.Ch
 		fields = append(fields, fieldRunKey, runKey)
 	}
 	event := s.eventSpec(s.checkpointEvent(cfg, cp, md, newVersions, blobs)...)
+	inherited := 0
+	if suffix != "" {
+		fields, inherited = s.stagedOrder(cfg, gen, fields, newVersions, suffix)
+	}
 	args := make([]any, 0, 10+len(event)+len(fields)+len(blobs))
 	args = append(args, s.layout.ShardBase(shard), keys.Encode(th), keys.Encode(ns), cp.ID, cfg.CheckpointID,
 		keys.NewGen(), token, s.opts.ttlMillis(), len(fields)/2, len(blobs)/2)
@@ -131,6 +135,7 @@ func (s *Saver) put(ctx context.Context, cfg checkpoint.Config, cp checkpoint.Ch
 			args = append(args, blobs[i])
 			hset = append(hset, blobs[i], blobs[i+1])
 		}
+		args = append(args, inherited)
 		cmd, _ = scriptrun.RunTx(ctx, s.rdb, scriptrun.Put, func(p redis.Pipeliner) { p.HSet(ctx, values, hset...) }, nil,
 			append(keyList, values), args...)
 	}

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/internal/scriptrun"
+	"github.com/graphstate/redcheck/keys"
 	"github.com/graphstate/redcheck/redissaver"
 	"github.com/redis/go-redis/v9"
 )
@@ -293,6 +295,45 @@ func TestPredictedRead(t *testing.T) {
 			must(t, rdb.HDel(ctx, key, storedBlobField(t, rdb, key, "a", "2")).Err())
 			if _, err := a.GetTuple(ctx, d2); !errors.Is(err, checkpoint.ErrDataLoss) {
 				t.Fatalf("a lost value: %v, want ErrDataLoss", err)
+			}
+		})
+	}
+}
+
+// TestStagedBadArgs: a staged Put whose hash pairs break put.lua's order
+// (docs/storage-format.md, "Writing a checkpoint") is refused with BADARGS,
+// and its staged field is taken back: every key stays as it was.
+func TestStagedBadArgs(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			rdb := b.client(t)
+			s := newSaver(t, rdb, redissaver.Options{})
+			ctx := context.Background()
+			c1 := stagedStep(t, s, checkpoint.Config{ThreadID: "t"}, 0)
+			before := rawState(t, rdb, s.Layout().Prefix())
+			l := s.Layout()
+			shard := l.Shard("t")
+			gen := rdb.HGet(ctx, l.Head("t"), "g").Val()
+			values := l.Blobs("t", gen, "")
+			keyList := []string{l.Head("t"), l.Threads(shard), l.All(shard), l.GC(shard), l.Events("t"), l.Feed(shard), values}
+			const token = "abcdefghijklm"
+			staged := "1:a2\x00" + token
+			for name, pairs := range map[string][]any{
+				"own pair not first":    {"v", "4", "c:a", "2\x00" + token},
+				"own pair of another":   {"c:b", "2\x00" + token, "v", "4"},
+				"inherited count wrong": {"c:a", "2\x00" + token, "v", "4", "c:b", "1"},
+			} {
+				args := []any{l.ShardBase(shard), keys.Encode("t"), keys.Encode(""), checkpoint.NewID(), c1.CheckpointID,
+					"newgenxxxxxxx", token, 0, len(pairs) / 2, -1, 0, 0, 0}
+				args = append(args, pairs...)
+				args = append(args, staged, 0)
+				cmd, _ := scriptrun.RunTx(ctx, rdb, scriptrun.Put, func(p redis.Pipeliner) { p.HSet(ctx, values, staged, "7:msgpack\xa1x") }, nil, keyList, args...)
+				if err := cmd.Err(); err == nil || !strings.HasPrefix(err.Error(), "BADARGS") {
+					t.Errorf("%s: %v, want BADARGS", name, err)
+				}
+				if after := rawState(t, rdb, s.Layout().Prefix()); !slices.Equal(after, before) {
+					t.Errorf("%s: keys changed:\nbefore %q\nafter  %q", name, before, after)
+				}
 			}
 		})
 	}

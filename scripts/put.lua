@@ -27,6 +27,10 @@
 --          m < 0, the number (-m) of blob fields staged in KEYS[#KEYS]
 -- ARGV[11 ..] event spec: stream maxlen (0: no event), feed maxlen, e, then e event field/value pairs
 -- then n checkpoint hash field/value pairs, then the m blob field/value pairs (or the -m staged fields)
+--   Staged only: the hash pairs come in this order: first the "c:" pairs of the -m staged fields, in their
+--   order (field j's "c:" value is its version \0 token); then k "c:" pairs the call does not write, each
+--   valued with what the client expects the parent's "c:" field of that channel to hold when the parent
+--   names the same version (else the plain version); then the other fields. k follows the staged fields.
 -- Returns: {status, generation}: status 1 when the checkpoint is new, 0 when it replaced one with the same
 --          id (whose pending writes are kept), 2 for a re-sent call, 3 when staged values were written to
 --          a generation that is not the thread's live one (nothing is written; the generation returned is
@@ -34,14 +38,14 @@
 --          Errors, raised when nothing is written (staged fields deleted): "DATALOSS ..." when the thread's
 --          head is missing while its registry entry exists, or a live generation lacks a set or index, or
 --          the namespace's values hash is gone while it has checkpoints; "REPARENT ..." when the id exists
---          with another parent.
+--          with another parent; "BADARGS ..." when staged arguments break the order above (a client bug).
 -- Work bound: O(n + |m| + e) for the write, plus at most 16 units of reclaim and one expired thread retired.
 local sb, enct, encns, id, parent, token = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[7]
 local ttl = tonumber(ARGV[8])
 local n, m = tonumber(ARGV[9]), tonumber(ARGV[10])
 local staged = m < 0
 if staged then m = -m end
-local maxlen, feedmaxlen, event, at = event_spec(11)
+local maxlen, feedmaxlen, evfrom, evto, at = event_span(11)
 local runkey = KEYS[7]
 if staged and #KEYS < 8 then runkey = nil end
 local now = now_ms()
@@ -49,11 +53,10 @@ local now = now_ms()
 -- Blob fields written by this call: those staged (taken back on any refusal), or the pairs in ARGV.
 local writing, stagedfields = {}, {}
 local bat = at + 2 * n
+local k = 0
 if staged then
-  for i = bat, bat + m - 1 do
-    writing[ARGV[i]] = true
-    stagedfields[#stagedfields + 1] = ARGV[i]
-  end
+  for i = bat, bat + m - 1 do stagedfields[#stagedfields + 1] = ARGV[i] end
+  k = tonumber(ARGV[bat + m]) or -1
 else
   for i = bat, bat + 2 * m - 1, 2 do writing[ARGV[i]] = true end
 end
@@ -68,14 +71,49 @@ end
 local function names_version(stored, ver)
   return stored == ver or string.sub(stored, 1, #ver + 1) == ver .. '\0'
 end
--- The "c:" fields of the versions this call writes: {position of the field in the hash fields built
--- below, the field, its blob field}.
-local ownc = {}
-for i = at, staged and at + 2 * n - 1 or at - 1, 2 do
-  local f = ARGV[i]
-  if string.sub(f, 1, 2) == 'c:' then
-    local bf = blob_field(string.sub(f, 3), ARGV[i + 1])
-    if writing[bf] then ownc[#ownc + 1] = {i - at + 3, f, bf} end
+local function is_c(f)
+  local b1, b2 = string.byte(f, 1, 2)
+  return b1 == 99 and b2 == 58
+end
+
+-- The checkpoint hash's fields are {'o', token, then the n pairs of ARGV}; a field's index p in that list is
+-- its ARGV position - at + 3. over holds the values this call changes (p -> value); fv(p) reads one.
+local over = {}
+local function fv(p)
+  local o = over[p]
+  if o ~= nil then return o end
+  if p == 2 then return token end
+  return ARGV[at + p - 3]
+end
+local function hash_fields()
+  local out = {'o', token}
+  for i = at, at + 2 * n - 1 do out[#out + 1] = ARGV[i] end
+  for p, v in pairs(over) do out[p] = v end
+  return out
+end
+
+-- The "c:" fields of the versions this call writes (staged only): {index of the field, the field, its blob
+-- field}; and the indexes of the values of the "c:" fields it does not write (their versions to resolve).
+local ownc, inherit = {}, {}
+if staged then
+  if k < 0 or m + k > n then return refuse(redis.error_reply('BADARGS staged Put without a valid count of inherited versions')) end
+  for j = 1, m do
+    local i = at + 2 * (j - 1)
+    if not is_c(ARGV[i]) or blob_field(string.sub(ARGV[i], 3), ARGV[i + 1]) ~= stagedfields[j] then
+      return refuse(redis.error_reply('BADARGS staged field ' .. j .. ' is not the value of hash pair ' .. j))
+    end
+    ownc[j] = {i - at + 3, ARGV[i], stagedfields[j]}
+  end
+  for i = at + 2 * m, at + 2 * n - 1, 2 do
+    if (i < at + 2 * (m + k)) ~= is_c(ARGV[i]) then
+      return refuse(redis.error_reply('BADARGS staged Put hash pairs out of order'))
+    end
+  end
+  for j = 1, k do inherit[j] = 2 * m + 2 * j + 2 end
+else
+  for i = at, at + 2 * n - 1, 2 do
+    local f = ARGV[i]
+    if is_c(f) and not writing[blob_field(string.sub(f, 3), ARGV[i + 1])] then inherit[#inherit + 1] = i - at + 4 end
   end
 end
 
@@ -139,52 +177,47 @@ end
 -- points where its parent's does when the parent names the same version; else to the value stored under
 -- the plain version; one never stored gets the empty marker (the channel reads back absent, as
 -- LangGraph's contract says). A values hash gone whole while the namespace has checkpoints was lost.
-local fields = {'o', token}
-local inherit = {} -- positions in fields of the versions to resolve
-for i = at, at + 2 * n - 1, 2 do
-  local f, v = ARGV[i], ARGV[i + 1]
-  fields[#fields + 1] = f
-  fields[#fields + 1] = v
-  if string.sub(f, 1, 2) == 'c:' and not writing[blob_field(string.sub(f, 3), v)] then
-    inherit[#inherit + 1] = #fields
-  end
-end
 -- A re-put writing a version its checkpoint already holds points to the value already stored.
 if old[1] and staged and #ownc > 0 then
   local list, drop = {}, {}
   for j, c in ipairs(ownc) do list[j] = c[2] end
   local had = chunked('HMGET', cp, list, 1000)
   for j, c in ipairs(ownc) do
-    local v, h = fields[c[1] + 1], had[j]
+    local v, h = fv(c[1] + 1), had[j]
     if h and h ~= v and names_version(h, string.match(v, '^([^%z]*)')) then
       drop[#drop + 1] = c[3]
-      fields[c[1] + 1] = h
+      over[c[1] + 1] = h
     end
   end
   if #drop > 0 then chunked('HDEL', KEYS[#KEYS], drop, 1000) end
 end
 local unstored = {}
 if #inherit > 0 and newgen then
-  for _, i in ipairs(inherit) do unstored[#unstored + 1] = blob_field(string.sub(fields[i - 1], 3), fields[i]) end
+  for _, i in ipairs(inherit) do unstored[#unstored + 1] = blob_field(string.sub(fv(i - 1), 3), fv(i)) end
 elseif #inherit > 0 then
   local rest = inherit
   if parent ~= '' then
     local list = {}
-    for j, i in ipairs(inherit) do list[j] = fields[i - 1] end
+    for j, i in ipairs(inherit) do list[j] = fv(i - 1) end
     local pv = chunked('HMGET', nb .. ':cp:' .. parent, list, 1000)
     rest = {}
     for j, i in ipairs(inherit) do
-      local p = pv[j]
-      if p and names_version(p, fields[i]) then
-        fields[i] = p
-      else
-        rest[#rest + 1] = i
+      local p, v = pv[j], fv(i)
+      if p ~= v then
+        -- The version: a staged Put's client may have sent the pointer it expected the parent to hold.
+        v = string.match(v, '^([^%z]*)')
+        if p and names_version(p, v) then
+          over[i] = p
+        else
+          over[i] = v
+          rest[#rest + 1] = i
+        end
       end
     end
   end
   if #rest > 0 then
     for _, i in ipairs(rest) do
-      local f = blob_field(string.sub(fields[i - 1], 3), fields[i])
+      local f = blob_field(string.sub(fv(i - 1), 3), fv(i))
       if redis.call('HEXISTS', nb .. ':blobs', f) == 0 then unstored[#unstored + 1] = f end
     end
     if #unstored > 0 and redis.call('EXISTS', nb .. ':blobs') == 0 and redis.call('EXISTS', nb .. ':idx') == 1 then
@@ -205,7 +238,11 @@ if old[1] then
   end
   if #stale > 0 then chunked('HDEL', cp, stale, 1000) end
 end
-chunked('HSET', cp, fields, 1000)
+if next(over) == nil and n <= 500 then
+  redis.call('HSET', cp, 'o', token, unpack(ARGV, at, at + 2 * n - 1))
+else
+  chunked('HSET', cp, hash_fields(), 1000)
+end
 
 for _, f in ipairs(unstored) do redis.call('HSETNX', nb .. ':blobs', f, '') end
 if m > 0 and not staged then
@@ -216,6 +253,7 @@ end
 -- A reclaim of unreferenced values (blob_gc.lua) running on this namespace must keep every value this
 -- checkpoint points to.
 if keeping then
+  local fields = hash_fields()
   local referenced = {}
   for i = 3, #fields, 2 do
     if string.sub(fields[i], 1, 2) == 'c:' then referenced[#referenced + 1] = blob_field(string.sub(fields[i], 3), fields[i + 1]) end
@@ -231,7 +269,7 @@ if runkey then redis.call('SADD', runkey, member) end
 if newgen then redis.call('HSET', KEYS[1], 'g', gen) end
 if newgen or ttl > 0 then touch(sb, enct, ttl, now) end
 if maxlen > 0 then
-  publish(KEYS[5], KEYS[6], maxlen, feedmaxlen, event)
+  publish_span(KEYS[5], KEYS[6], maxlen, feedmaxlen, evfrom, evto)
   if ttl > 0 then
     redis.call('PEXPIRE', KEYS[5], ttl)
   elseif newgen then
