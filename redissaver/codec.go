@@ -18,6 +18,7 @@ const (
 	fieldVersionsSeen = "s"  // versions seen, JSON
 	fieldUpdated      = "u"  // updated channels, JSON, absent when nil
 	fieldRunKey       = "r"  // run index key, absent without a run_id
+	fieldToken        = "o"  // call token of the Put that wrote the hash
 	prefixChannel     = "c:"
 	prefixMetadata    = "m:"
 	prefixWrite       = "w:"

@@ -44,18 +44,19 @@ func (s *Saver) GetTuple(ctx context.Context, cfg checkpoint.Config) (*checkpoin
 		res       any
 		err       error
 		predicted []any
+		hash      any
 		valuesKey string
 	)
 	if predict {
-		// The values of the checkpoint this saver last wrote or read, by a
-		// plain HMGET after the script, which confirms the prediction.
+		// The hash and the values of the checkpoint this saver last wrote
+		// or read, by a plain HGETALL and HMGET after the script, which
+		// confirms the prediction.
 		valuesKey = s.layout.Blobs(th, hint.gen, ns)
-		args := append(sc.args, hint.id)
-		for _, p := range hint.pairs {
-			args = append(args, p)
-		}
+		cpKey := s.layout.Checkpoint(th, hint.gen, ns, hint.id)
+		args := append(sc.args, hint.id, hint.token)
 		fields := hint.blobFields()
 		cmd, after := scriptrun.RunTx(ctx, s.rdb, scriptrun.GetTuple, nil, func(p redis.Pipeliner) {
+			p.Do(ctx, "hgetall", cpKey)
 			p.HMGet(ctx, valuesKey, fields...)
 		}, append(sc.keys, valuesKey), args...)
 		res, err = cmd.Result()
@@ -64,9 +65,11 @@ func (s *Saver) GetTuple(ctx context.Context, cfg checkpoint.Config) (*checkpoin
 			// may hold a write): nothing ran. A read alone is answered.
 			predict = false
 			res, err = s.run(ctx, scriptrun.GetTuple, sc.keys, sc.args...).Result()
-		} else if err == nil && len(after) == 1 {
-			if hm, ok := after[0].(*redis.SliceCmd); ok && hm.Err() == nil {
-				predicted = hm.Val()
+		} else if err == nil && len(after) == 2 {
+			hg, ok1 := after[0].(*redis.Cmd)
+			hm, ok2 := after[1].(*redis.SliceCmd)
+			if ok1 && ok2 && hg.Err() == nil && hm.Err() == nil {
+				hash, predicted = hg.Val(), hm.Val()
 			}
 		}
 	} else {
@@ -84,20 +87,26 @@ func (s *Saver) GetTuple(ctx context.Context, cfg checkpoint.Config) (*checkpoin
 	}
 	var d reply
 	id := d.str(items[0])
-	flat := d.list(items[1])
 	gen := d.str(items[4])
 	if d.err != nil {
 		return nil, d.err
 	}
+	var flat []any
 	values := items[2]
-	if values == nil {
-		// get_tuple.lua confirmed the prediction: the values are the HMGET's.
+	if items[1] == nil && values == nil {
+		// get_tuple.lua confirmed the prediction: the hash and the values
+		// are the HGETALL's and the HMGET's.
 		if !predict || predicted == nil {
-			return nil, corrupt("get tuple: values neither in the reply nor read")
+			return nil, corrupt("get tuple: the checkpoint neither in the reply nor read")
+		}
+		if flat = flatHash(hash); len(flat) == 0 {
+			return nil, corrupt("get tuple: the confirmed checkpoint's hash read as %T", hash)
 		}
 		if values, err = alignValues(hint, flat, predicted, valuesKey); err != nil {
 			return nil, err
 		}
+	} else if flat = d.list(items[1]); d.err != nil {
+		return nil, d.err
 	}
 	t, err := s.decodeTuple(th, ns, id, flat, values, items[3])
 	if err != nil {
@@ -123,4 +132,20 @@ func (s *Saver) refreshMillis() int64 {
 		return s.opts.ttlMillis()
 	}
 	return 0
+}
+
+// flatHash returns an HGETALL reply as field/value pairs: RESP2 answers
+// them as an array, RESP3 as a map. Nil for anything else.
+func flatHash(v any) []any {
+	switch h := v.(type) {
+	case []any:
+		return h
+	case map[any]any:
+		out := make([]any, 0, 2*len(h))
+		for f, v := range h {
+			out = append(out, f, v)
+		}
+		return out
+	}
+	return nil
 }

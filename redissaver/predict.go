@@ -10,13 +10,14 @@ import (
 )
 
 // tupleHint is what a saver last wrote or read of a namespace's latest
-// checkpoint: its generation, its id and its "c:" field/value pairs. With it
-// GetTuple reads the values by a plain HMGET in the same transaction as
+// checkpoint: its generation, its id, its call token (field "o") and its
+// "c:" field/value pairs. With it GetTuple reads the checkpoint's hash and
+// values by a plain HGETALL and HMGET in the same transaction as
 // get_tuple.lua, which confirms the prediction (docs/storage-format.md,
 // "Reading a checkpoint").
 type tupleHint struct {
-	gen, id string
-	pairs   []string // "c:" field, value, …
+	gen, id, token string
+	pairs          []string // "c:" field, value, …
 }
 
 // hintKey is the key of a namespace's hint.
@@ -32,23 +33,16 @@ func (h tupleHint) blobFields() []string {
 	return out
 }
 
-// rememberPut records the checkpoint a Put stored: fields are its hash
-// fields as sent, the versions it did not write resolved as parentPointer
-// does (put.lua's rule, which get_tuple.lua checks when it reads).
-func (s *Saver) rememberPut(cfg checkpoint.Config, id, gen string, fields []string, newVersions map[string]string) {
-	inherit := s.parentPointers(cfg, gen)
-	pairs := make([]string, 0, 2*len(fields))
+// rememberPut records the checkpoint a Put stored with the call token
+// token: fields are its hash fields exactly as stored (put.lua said so).
+func (s *Saver) rememberPut(cfg checkpoint.Config, id, gen, token string, fields []string) {
+	pairs := make([]string, 0, len(fields))
 	for i := 0; i+1 < len(fields); i += 2 {
-		f, v := fields[i], fields[i+1]
-		if !strings.HasPrefix(f, prefixChannel) {
-			continue
+		if strings.HasPrefix(fields[i], prefixChannel) {
+			pairs = append(pairs, fields[i], fields[i+1])
 		}
-		if _, written := newVersions[f[len(prefixChannel):]]; !written {
-			v = parentPointer(inherit, f, v)
-		}
-		pairs = append(pairs, f, v)
 	}
-	s.rememberTuple(hintKey(cfg.ThreadID, cfg.CheckpointNS), tupleHint{gen: gen, id: id, pairs: pairs})
+	s.rememberTuple(hintKey(cfg.ThreadID, cfg.CheckpointNS), tupleHint{gen: gen, id: id, token: token, pairs: pairs})
 }
 
 // parentPointers returns the "c:" pairs the saver remembers of the parent of
@@ -112,14 +106,21 @@ func (s *Saver) stagedOrder(cfg checkpoint.Config, gen string, fields []string, 
 func (s *Saver) rememberRead(thread, ns, id, gen string, flat []any) {
 	s.gens.set(thread, gen)
 	pairs := make([]string, 0, len(flat))
+	token := ""
 	for i := 0; i+1 < len(flat); i += 2 {
 		f, _ := flat[i].(string)
 		v, _ := flat[i+1].(string)
 		if strings.HasPrefix(f, prefixChannel) {
 			pairs = append(pairs, f, v)
+		} else if f == fieldToken {
+			token = v
 		}
 	}
-	s.rememberTuple(hintKey(thread, ns), tupleHint{gen: gen, id: id, pairs: pairs})
+	if token == "" {
+		s.tuples.forget(hintKey(thread, ns))
+		return
+	}
+	s.rememberTuple(hintKey(thread, ns), tupleHint{gen: gen, id: id, token: token, pairs: pairs})
 }
 
 func (s *Saver) rememberTuple(key string, h tupleHint) {
@@ -133,11 +134,15 @@ func (s *Saver) rememberTuple(key string, h tupleHint) {
 // alignValues turns the reply of the HMGET of a confirmed prediction (values
 // in the order of the hint's pairs) into values aligned with the "c:" fields
 // of flat, as load_checkpoint (lib.lua) returns them. A value missing is
-// lost data.
+// lost data; a "c:" field that is not the hint's is a saver bug (the script
+// confirmed the token of the Put that wrote them).
 func alignValues(h tupleHint, flat []any, got []any, valuesKey string) ([]any, error) {
-	byField := make(map[string]any, len(h.pairs)/2)
-	for i := 0; i+1 < len(h.pairs) && i/2 < len(got); i += 2 {
-		byField[h.pairs[i]] = got[i/2]
+	if len(got) != len(h.pairs)/2 {
+		return nil, corrupt("get tuple: %d values read for %d predicted", len(got), len(h.pairs)/2)
+	}
+	at := make(map[string]int, len(h.pairs)/2) // "c:" field -> its index in the pairs
+	for i := 0; i+1 < len(h.pairs); i += 2 {
+		at[h.pairs[i]] = i
 	}
 	out := make([]any, 0, len(h.pairs)/2)
 	for i := 0; i+1 < len(flat); i += 2 {
@@ -145,15 +150,17 @@ func alignValues(h tupleHint, flat []any, got []any, valuesKey string) ([]any, e
 		if !strings.HasPrefix(f, prefixChannel) {
 			continue
 		}
-		v, ok := byField[f]
-		if !ok {
-			return nil, corrupt("get tuple: confirmed prediction lacks %q", f)
+		j, ok := at[f]
+		if !ok || h.pairs[j+1] != flat[i+1] {
+			return nil, corrupt("get tuple: the confirmed prediction differs from the checkpoint at %q", f)
 		}
-		if v == nil {
-			val, _ := flat[i+1].(string)
-			return nil, dataLoss("get tuple: value %s of checkpoint in %s is missing", mb.Blob(f[len(prefixChannel):], val), valuesKey)
+		if got[j/2] == nil {
+			return nil, dataLoss("get tuple: value %s of checkpoint in %s is missing", mb.Blob(f[len(prefixChannel):], h.pairs[j+1]), valuesKey)
 		}
-		out = append(out, v)
+		out = append(out, got[j/2])
+	}
+	if len(out) != len(got) {
+		return nil, corrupt("get tuple: the checkpoint has %d of the %d predicted versions", len(out), len(got))
 	}
 	return out, nil
 }

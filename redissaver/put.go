@@ -144,7 +144,7 @@ func (s *Saver) put(ctx context.Context, cfg checkpoint.Config, cp checkpoint.Ch
 		// out of memory for one): nothing ran. The script alone says why.
 		return s.put(ctx, cfg, cp, md, newVersions, false)
 	}
-	status, live, err := putReply(cmd)
+	status, live, exact, err := putReply(cmd)
 	if err != nil {
 		return checkpoint.Config{}, err
 	}
@@ -159,7 +159,13 @@ func (s *Saver) put(ctx context.Context, cfg checkpoint.Config, cp checkpoint.Ch
 		// the script, which starts or finds the live generation.
 		return s.put(ctx, cfg, cp, md, newVersions, false)
 	}
-	s.rememberPut(cfg, cp.ID, live, fields, newVersions)
+	if exact {
+		s.rememberPut(cfg, cp.ID, live, token, fields)
+	} else {
+		// The script resolved pointers the saver does not know: the next
+		// read learns them.
+		s.tuples.forget(hintKey(th, ns))
+	}
 	return checkpoint.Config{ThreadID: th, CheckpointNS: ns, CheckpointID: cp.ID}, nil
 }
 
@@ -171,25 +177,30 @@ const (
 	putStale    = 3
 )
 
-// putReply decodes put.lua's reply: {status, the thread's generation}.
-func putReply(cmd *redis.Cmd) (status int64, gen string, err error) {
+// putReply decodes put.lua's reply: {status, the thread's generation}, and
+// whether the checkpoint's "c:" fields are exactly those sent (a third
+// element, 1, for statuses 0 and 1).
+func putReply(cmd *redis.Cmd) (status int64, gen string, exact bool, err error) {
 	v, err := cmd.Result()
 	if err != nil {
-		return 0, "", scriptErr("put", err)
+		return 0, "", false, scriptErr("put", err)
 	}
 	var d reply
 	pair := d.list(v)
-	if d.err == nil && len(pair) != 2 {
-		d.fail("a {status, generation} pair", v)
+	if d.err == nil && len(pair) != 2 && len(pair) != 3 {
+		d.fail("a {status, generation[, exact]} reply", v)
 	}
 	if d.err != nil {
-		return 0, "", d.err
+		return 0, "", false, d.err
+	}
+	if len(pair) == 3 {
+		exact = d.num(pair[2]) == 1
 	}
 	status, gen = d.num(pair[0]), d.str(pair[1])
 	if d.err == nil && (status < putReplaced || status > putStale) {
 		d.fail("a put status", pair[0])
 	}
-	return status, gen, d.err
+	return status, gen, exact, d.err
 }
 
 // validateVersions checks that every entry of newVersions is the

@@ -5,16 +5,18 @@
 -- ARGV[2] encoded thread
 -- ARGV[3] encoded namespace
 -- ARGV[4] checkpoint id, or "" for the latest
--- KEYS[3] (optional) the values hash the caller reads in the same transaction, right after this script
+-- KEYS[3] (optional) the values hash of the checkpoint the caller predicts the answer is; the caller reads
+--         that checkpoint's hash (HGETALL) and its values (HMGET of KEYS[3]) in the same transaction, right
+--         after this script
 -- ARGV[5] TTL in milliseconds to renew the thread's lease with, 0 for no renewal
 -- ARGV[6] (optional, with KEYS[3]) the checkpoint id the caller predicts the answer is
--- ARGV[7 ..] (optional) the predicted checkpoint's "c:" field/value pairs
+-- ARGV[7] (optional, with KEYS[3]) the predicted checkpoint's call token (its field "o")
 -- Returns: nil when there is no such checkpoint (or its thread expired), else
 --          {id, flat checkpoint hash, channel values aligned with its "c:" fields, parent's writes (legacy only),
 --          the thread's generation}.
---          When the answer is the predicted checkpoint (same id, exactly the predicted "c:" fields) and
---          KEYS[3] is its values hash, the values are false: the caller's HMGET of KEYS[3] reads them,
---          in the order of the predicted pairs (no value enters Lua).
+--          When the answer is the predicted checkpoint (same id, same token, format v >= 4 or no parent) and
+--          KEYS[3] is its values hash, the hash and the values are false: the caller's HGETALL and HMGET read
+--          them (neither enters Lua).
 --          The error "DATALOSS <what>" when something the answer needs is missing: the thread's head (its
 --          registry entry alone is an index the answer does not need: Put and the check report its loss),
 --          an indexed checkpoint's hash, a value a channel version points to, the namespace
@@ -41,15 +43,15 @@ if id == '' then
   id = top[1]
 end
 local cpkey = nb .. ':cp:' .. id
-local expect, nexpect
 if KEYS[3] and KEYS[3] == nb .. ':blobs' and ARGV[6] == id then
-  expect, nexpect = {}, 0
-  for i = 7, #ARGV, 2 do
-    expect[ARGV[i]] = ARGV[i + 1]
-    nexpect = nexpect + 1
+  -- The token names the Put that wrote the hash's "c:" fields, the caller knows them.
+  local h = redis.call('HMGET', cpkey, 'o', 'v', 'p')
+  if h[1] and h[1] == ARGV[7] and ((tonumber(h[2]) or 0) >= 4 or not h[3]) then
+    if ttl > 0 then touch(sb, enct, ttl, now()) end
+    return {id, false, false, {}, gen}
   end
 end
-local found = load_checkpoint(cpkey, nb .. ':blobs', nb, expect, nexpect)
+local found = load_checkpoint(cpkey, nb .. ':blobs', nb)
 if not found then
   -- No such checkpoint, or its hash was lost: the index tells.
   if redis.call('ZSCORE', idx, id) then return dataloss('checkpoint hash ' .. cpkey) end

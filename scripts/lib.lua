@@ -209,22 +209,17 @@ end
 -- Returns nil when the hash does not exist, else
 -- {flat HGETALL reply, values aligned with its "c:" fields, parent's "w:" fields},
 -- or an error reply (DATALOSS) when a value it points to is missing.
--- expect (optional) maps "c:" fields to the values the caller predicts: when the
--- hash's "c:" fields are exactly those, the values are not read (false in their
--- place): the caller reads them with a plain HMGET in the same transaction.
 -- The parent's writes are read only for legacy checkpoints (v < 4) with a parent,
 -- whose pending sends live in the parent's writes. O(fields of the checkpoint).
-local function load_checkpoint(cpkey, blobkey, nb, expect, nexpect)
+local function load_checkpoint(cpkey, blobkey, nb)
   local flat = redis.call('HGETALL', cpkey)
   if #flat == 0 then return nil end
   local fields, v, p = {}, nil, nil
-  local predicted = expect ~= nil
   for i = 1, #flat, 2 do
     local f = flat[i]
-    local kind = string.sub(f, 1, 2)
-    if kind == 'c:' then
-      fields[#fields + 1] = blob_field(string.sub(f, 3), flat[i + 1])
-      if predicted and expect[f] ~= flat[i + 1] then predicted = false end
+    local b1, b2 = string.byte(f, 1, 2)
+    if b2 == 58 and b1 == 99 then -- "c:"
+      fields[#fields + 1] = i
     elseif f == 'v' then
       v = tonumber(flat[i + 1])
     elseif f == 'p' then
@@ -232,9 +227,8 @@ local function load_checkpoint(cpkey, blobkey, nb, expect, nexpect)
     end
   end
   local blobs = {}
-  if predicted and #fields == nexpect then
-    blobs = false
-  elseif #fields > 0 then
+  if #fields > 0 then
+    for j, i in ipairs(fields) do fields[j] = blob_field(string.sub(flat[i], 3), flat[i + 1]) end
     blobs = chunked('HMGET', blobkey, fields, 1000)
     for i = 1, #blobs do
       if not blobs[i] then

@@ -31,10 +31,11 @@
 --   order (field j's "c:" value is its version \0 token); then k "c:" pairs the call does not write, each
 --   valued with what the client expects the parent's "c:" field of that channel to hold when the parent
 --   names the same version (else the plain version); then the other fields. k follows the staged fields.
--- Returns: {status, generation}: status 1 when the checkpoint is new, 0 when it replaced one with the same
---          id (whose pending writes are kept), 2 for a re-sent call, 3 when staged values were written to
---          a generation that is not the thread's live one (nothing is written; the generation returned is
---          the live one, "" for none); the generation is the thread's after the call.
+-- Returns: {status, generation[, exact]}: status 1 when the checkpoint is new, 0 when it replaced one with
+--          the same id (whose pending writes are kept), 2 for a re-sent call, 3 when staged values were written
+--          to a generation that is not the thread's live one (nothing is written; the generation returned is
+--          the live one, "" for none); the generation is the thread's after the call; exact (statuses 0 and 1)
+--          is 1 when the checkpoint's "c:" fields are exactly as sent (a staged Put), else 0.
 --          Errors, raised when nothing is written (staged fields deleted): "DATALOSS ..." when the thread's
 --          head is missing while its registry entry exists, or a live generation lacks a set or index, or
 --          the namespace's values hash is gone while it has checkpoints; "REPARENT ..." when the id exists
@@ -280,4 +281,8 @@ end
 -- A little of the shard's due garbage, so expired and deleted threads are reclaimed as writes go on.
 retire_expired(sb, 1, now)
 reclaim_due(sb, 16, now)
-return {fresh, gen}
+-- Whether the hash's "c:" fields are exactly as sent (a staged Put whose expected pointers held): the
+-- client then knows them, and predicts its next read of this checkpoint from them.
+local exact = 0
+if staged and next(over) == nil then exact = 1 end
+return {fresh, gen, exact}
