@@ -100,15 +100,18 @@ while more and examined < budget and #out - 2 < page do
     if lost then return dataloss(lost) end
     if nb then
       local cpkey = nb .. ':cp:' .. id
-      local got = redis.call('HMGET', cpkey, unpack(ffields))
-      if not got[1] then return dataloss('checkpoint hash ' .. cpkey) end
       local ok = true
-      for f = 1, nf do
-        local v = got[f + 1]
-        if not v then v = 'null' end
-        if v ~= fvalues[f] then
-          ok = false
-          break
+      if nf > 0 or refs then
+        -- Without filters, loading the checkpoint tells whether its hash exists.
+        local got = redis.call('HMGET', cpkey, unpack(ffields))
+        if not got[1] then return dataloss('checkpoint hash ' .. cpkey) end
+        for f = 1, nf do
+          local v = got[f + 1]
+          if not v then v = 'null' end
+          if v ~= fvalues[f] then
+            ok = false
+            break
+          end
         end
       end
       if ok then
@@ -116,6 +119,7 @@ while more and examined < budget and #out - 2 < page do
           out[#out + 1] = member
         else
           local cp = load_checkpoint(cpkey, nb .. ':blobs', nb)
+          if not cp then return dataloss('checkpoint hash ' .. cpkey) end
           if cp.err then return cp end
           out[#out + 1] = {member, cp[1], cp[2], cp[3]}
         end
