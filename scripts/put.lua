@@ -105,8 +105,10 @@ if staged then
     end
     ownc[j] = {i - at + 3, ARGV[i], stagedfields[j]}
   end
+  local last = at + 2 * (m + k)
   for i = at + 2 * m, at + 2 * n - 1, 2 do
-    if (i < at + 2 * (m + k)) ~= is_c(ARGV[i]) then
+    local b1, b2 = string.byte(ARGV[i], 1, 2)
+    if (b1 == 99 and b2 == 58) ~= (i < last) then
       return refuse(redis.error_reply('BADARGS staged Put hash pairs out of order'))
     end
   end
