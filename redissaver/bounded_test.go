@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,98 +23,6 @@ import (
 // entry. The target is 20 ms; the margin covers a loaded 2-core CI machine
 // running the race detector.
 const blockLimit = 50 * time.Millisecond
-
-// pingLoop measures the latency a second client sees while an operation
-// runs: redis-cli --latency (a process of its own, so that the test's own
-// garbage collector and scheduler do not count as Redis blocking), one
-// sample of one second after another, until stopped; without redis-cli, a
-// PING loop on a connection of its own. stop returns the worst latency.
-func pingLoop(t *testing.T, addr string) (stop func() time.Duration) {
-	t.Helper()
-	var worst atomic.Int64
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	cli, err := exec.LookPath("redis-cli")
-	host, port, _ := strings.Cut(addr, ":")
-	go func() {
-		defer wg.Done()
-		if err != nil {
-			goPingLoop(t, addr, done, &worst)
-			return
-		}
-		for {
-			out, err := exec.Command(cli, "-h", host, "-p", port, "--latency", "--raw", "-i", "1").Output()
-			if err != nil {
-				t.Errorf("redis-cli --latency: %v", err)
-				return
-			}
-			var lo, hi int64
-			var avg float64
-			var samples int
-			if _, err := fmt.Sscan(string(out), &lo, &hi, &avg, &samples); err != nil {
-				t.Errorf("redis-cli --latency printed %q: %v", out, err)
-				return
-			}
-			if d := hi * int64(time.Millisecond); d > worst.Load() {
-				worst.Store(d)
-			}
-			select {
-			case <-done:
-				return
-			default:
-			}
-		}
-	}()
-	return func() time.Duration {
-		close(done)
-		wg.Wait()
-		return time.Duration(worst.Load())
-	}
-}
-
-// goPingLoop PINGs on a connection of its own until done.
-func goPingLoop(t *testing.T, addr string, done <-chan struct{}, worst *atomic.Int64) {
-	c := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 1})
-	defer c.Close()
-	for {
-		select {
-		case <-done:
-			return
-		default:
-		}
-		start := time.Now()
-		if err := c.Ping(context.Background()).Err(); err != nil {
-			t.Error(err)
-			return
-		}
-		if d := int64(time.Since(start)); d > worst.Load() {
-			worst.Store(d)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
-// slowest returns the longest SLOWLOG entry since the last reset, and resets.
-func slowest(t *testing.T, rdb *redis.Client) (time.Duration, string) {
-	t.Helper()
-	ctx := context.Background()
-	entries, err := rdb.SlowLogGet(ctx, 128).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var worst time.Duration
-	what := ""
-	for _, e := range entries {
-		if e.Duration > worst {
-			worst, what = e.Duration, fmt.Sprint(e.Args[:min(2, len(e.Args))])
-		}
-	}
-	if err := rdb.Do(ctx, "SLOWLOG", "RESET").Err(); err != nil {
-		t.Fatal(err)
-	}
-	return worst, what
-}
 
 // scaleChain writes a chain of n checkpoints on thread th, all of run
 // "run-"+th: "log" is a delta channel seeded at the root and written once
@@ -216,8 +123,7 @@ func TestBoundedAtScale(t *testing.T) {
 			t.Fatalf("REDCHECK_SCALE=%q: want a number of checkpoints", v)
 		}
 	}
-	addr := redistest.StartServer(t, "--slowlog-log-slower-than", "5000")
-	rdb := redis.NewClient(&redis.Options{Addr: addr, PoolSize: 16})
+	rdb := redis.NewClient(&redis.Options{Addr: redistest.StartServer(t), PoolSize: 16})
 	t.Cleanup(func() { _ = rdb.Close() })
 	s := newSaver(t, rdb, redissaver.Options{})
 	ctx := context.Background()
@@ -233,7 +139,10 @@ func TestBoundedAtScale(t *testing.T) {
 		return
 	}
 	t.Logf("built 2 x %d checkpoints in %v", n, time.Since(start))
-	slowest(t, rdb)
+	// PING from redis-cli: this test's own garbage collector and scheduler,
+	// busy with whole-thread answers, must not count as Redis blocking.
+	// SLOWLOG from 5 ms: fewer entries, so a long run keeps its slowest.
+	m := redistest.NewBlockMeter(t, rdb, redistest.BlockMeterOptions{RedisCLI: true, SlowerThan: 5 * time.Millisecond})
 	latest := func(id string) func() string { return func() string { return id } }
 	var copied atomic.Bool
 
@@ -325,14 +234,13 @@ func TestBoundedAtScale(t *testing.T) {
 		}},
 	}
 	for _, op := range ops {
-		stop := pingLoop(t, addr)
+		m.Reset(t)
 		stopReader := reader(t, s, op.thread, op.want)
 		began := time.Now()
 		err := op.run()
 		took := time.Since(began)
 		reads := stopReader()
-		ping := stop()
-		slow, what := slowest(t, rdb)
+		ping, slow, what := m.Read(t)
 		t.Logf("%s: %v; %d concurrent reads; worst PING %v; worst SLOWLOG entry %v %s", op.name, took, reads, ping, slow, what)
 		if err != nil {
 			t.Errorf("%s: %v", op.name, err)

@@ -250,16 +250,17 @@ func TestExpiredThreadsLeaveNothing(t *testing.T) {
 			}
 
 			// Sweep drains every other shard, in bounded steps.
-			var stopPing func() time.Duration
+			var meter *redistest.BlockMeter
 			if tier.name == "redis" {
-				stopPing = pingLoop(t, rdb.(*redis.Client).Options().Addr)
+				meter = redistest.NewBlockMeter(t, rdb.(*redis.Client), redistest.BlockMeterOptions{RedisCLI: true})
 			}
 			start = time.Now()
 			units, err := s.Sweep(ctx)
 			took := time.Since(start)
-			if stopPing != nil {
-				ping := stopPing()
-				t.Logf("Sweep: %d units in %v, worst PING %v", units, took, ping)
+			if meter != nil {
+				ping, slow, what := meter.Read(t)
+				meter.Stop()
+				t.Logf("Sweep: %d units in %v, worst PING %v, worst SLOWLOG entry %v %s", units, took, ping, slow, what)
 				if ping > blockLimit {
 					t.Errorf("Sweep blocked Redis: worst PING %v, limit %v", ping, blockLimit)
 				}

@@ -4,116 +4,12 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/graphstate/redcheck/internal/redistest"
-	"github.com/graphstate/redcheck/internal/scriptrun"
 	"github.com/graphstate/redcheck/redisstore"
-	"github.com/redis/go-redis/v9"
 )
-
-// blockMeter measures how long Redis blocks other clients: a PING loop on
-// a connection of its own (worst round trip) and SLOWLOG (worst command,
-// as Redis timed it).
-type blockMeter struct {
-	rdb, ping *redis.Client
-	worst     atomic.Int64 // ns
-	stop      chan struct{}
-	wg        sync.WaitGroup
-}
-
-func newBlockMeter(t testing.TB, rdb *redis.Client) *blockMeter {
-	t.Helper()
-	ctx := context.Background()
-	opts := *rdb.Options()
-	opts.PoolSize = 1
-	m := &blockMeter{rdb: rdb, ping: redis.NewClient(&opts), stop: make(chan struct{})}
-	t.Cleanup(func() { _ = m.ping.Close() })
-	// Log every command of 1 ms or more; keep enough entries.
-	for _, kv := range [][2]string{{"slowlog-log-slower-than", "1000"}, {"slowlog-max-len", "4096"}} {
-		if err := rdb.ConfigSet(ctx, kv[0], kv[1]).Err(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	m.wg.Add(1)
-	go func() {
-		defer m.wg.Done()
-		for {
-			select {
-			case <-m.stop:
-				return
-			default:
-			}
-			start := time.Now()
-			if err := m.ping.Ping(ctx).Err(); err != nil {
-				return
-			}
-			d := int64(time.Since(start))
-			for {
-				w := m.worst.Load()
-				if d <= w || m.worst.CompareAndSwap(w, d) {
-					break
-				}
-			}
-			time.Sleep(200 * time.Microsecond)
-		}
-	}()
-	t.Cleanup(m.close)
-	return m
-}
-
-func (m *blockMeter) close() {
-	select {
-	case <-m.stop:
-	default:
-		close(m.stop)
-		m.wg.Wait()
-	}
-}
-
-// reset starts a new measurement.
-func (m *blockMeter) reset(t testing.TB) {
-	if err := m.rdb.Do(context.Background(), "SLOWLOG", "RESET").Err(); err != nil {
-		t.Fatal(err)
-	}
-	m.worst.Store(0)
-}
-
-// read returns the worst PING round trip and the worst SLOWLOG entry since
-// reset (the SLOWLOG commands themselves excluded).
-func (m *blockMeter) read(t testing.TB) (ping, slow time.Duration, cmd string) {
-	logs, err := m.rdb.Do(context.Background(), "SLOWLOG", "GET", "-1").Slice()
-	if err != nil {
-		// Redis 7.0 wants a count >= 0.
-		logs, err = m.rdb.Do(context.Background(), "SLOWLOG", "GET", "4096").Slice()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, l := range logs {
-		e, ok := l.([]any)
-		if !ok || len(e) < 4 {
-			continue
-		}
-		us, _ := e[2].(int64)
-		args, _ := e[3].([]any)
-		name := ""
-		if len(args) > 0 {
-			name, _ = args[0].(string)
-			if len(args) > 1 {
-				sha, _ := args[1].(string)
-				name += " " + shaName(sha)
-			}
-		}
-		if d := time.Duration(us) * time.Microsecond; d > slow {
-			slow, cmd = d, name
-		}
-	}
-	return time.Duration(m.worst.Load()), slow, cmd
-}
 
 // TestBoundedWork runs every kind of call on 10,000 items of 384
 // dimensions in 20,000 namespaces of a real Redis while a PING loop runs:
@@ -145,7 +41,7 @@ func TestBoundedWork(t *testing.T) {
 		ops = append(ops, redisstore.PutOp{Namespace: []string{"other", fmt.Sprintf("n%05d", i)}, Key: "k",
 			Value: map[string]any{"i": i}, Options: []redisstore.PutOption{redisstore.NoIndex()}})
 	}
-	m := newBlockMeter(t, rdb)
+	m := redistest.NewBlockMeter(t, rdb, redistest.BlockMeterOptions{})
 	// measure runs call (idempotent) and checks the worst PING and SLOWLOG
 	// entry. An unbounded script blocks Redis every time it runs; a single
 	// outlier is the machine's (a loaded 2-core machine deschedules
@@ -154,9 +50,9 @@ func TestBoundedWork(t *testing.T) {
 	measure := func(name string, call func()) {
 		t.Helper()
 		for attempt := 1; ; attempt++ {
-			m.reset(t)
+			m.Reset(t)
 			call()
-			ping, slow, cmd := m.read(t)
+			ping, slow, cmd := m.Read(t)
 			t.Logf("%-44s worst PING %6.2f ms, worst SLOWLOG %6.2f ms (%s)", name, ms(ping), ms(slow), cmd)
 			if ping <= limit && slow <= limit {
 				return
@@ -293,14 +189,4 @@ func (z zeroEmbedder) Embed(_ context.Context, texts []string) ([][]float32, err
 		out[i] = make([]float32, z.dims)
 	}
 	return out, nil
-}
-
-// shaName names the store script with this SHA1, if any.
-func shaName(sha string) string {
-	for name, sc := range map[string]*redis.Script{"write": scriptrun.StoreWrite, "get": scriptrun.StoreGet, "scan": scriptrun.StoreScan, "list": scriptrun.StoreList} {
-		if sc.Hash() == sha {
-			return name
-		}
-	}
-	return ""
 }

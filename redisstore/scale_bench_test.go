@@ -64,18 +64,18 @@ func benchQueryScale(b *testing.B, n, dims int) {
 			}
 		}
 	})
-	m := newBlockMeter(b, rdb)
+	m := redistest.NewBlockMeter(b, rdb, redistest.BlockMeterOptions{})
 	var lat, brute []time.Duration
 	var worstPing, worstSlow time.Duration
 	q := 0
 	for i := 0; i < b.N; i++ {
 		q++
 		query := fmt.Sprint("query ", q)
-		m.reset(b)
+		m.Reset(b)
 		start := time.Now()
 		got, err := s.Search(ctx, nil, redisstore.SearchOptions{Query: query, Limit: 10})
 		lat = append(lat, time.Since(start))
-		ping, slow, cmd := m.read(b)
+		ping, slow, cmd := m.Read(b)
 		if slow > worstSlow {
 			b.Logf("worst SLOWLOG so far: %v (%s)", slow, cmd)
 		}

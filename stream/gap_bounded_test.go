@@ -3,7 +3,6 @@ package stream_test
 import (
 	"context"
 	"errors"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -23,7 +22,6 @@ func TestGapHandlingBlocksNothing(t *testing.T) {
 	rdb := redis.NewClient(&redis.Options{Addr: redistest.StartServer(t)})
 	t.Cleanup(func() { rdb.Close() })
 	ctx := context.Background()
-	rdb.ConfigSet(ctx, "slowlog-log-slower-than", "10000") // 10 ms
 	s := newSaver(t, rdb, redissaver.Options{Shards: 1})
 	sub := newSubscriber(t, rdb, s)
 	putN(t, s, "big", n)
@@ -43,25 +41,7 @@ func TestGapHandlingBlocksNothing(t *testing.T) {
 	stop1()
 	<-done1
 	trim(t, rdb, kept, key)
-	rdb.Do(ctx, "SLOWLOG", "RESET")
-
-	pinger := redis.NewClient(&redis.Options{Addr: rdb.Options().Addr})
-	t.Cleanup(func() { pinger.Close() })
-	var worst atomic.Int64
-	pctx, stopPing := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for pctx.Err() == nil {
-			t0 := time.Now()
-			pinger.Ping(ctx)
-			if d := int64(time.Since(t0)); d > worst.Load() {
-				worst.Store(d)
-			}
-			time.Sleep(time.Millisecond)
-		}
-	}()
+	m := redistest.NewBlockMeter(t, rdb, redistest.BlockMeterOptions{})
 
 	cctx, stop := context.WithCancel(ctx)
 	var lost atomic.Int64
@@ -79,16 +59,13 @@ func TestGapHandlingBlocksNothing(t *testing.T) {
 	waitFor(t, "the gap and the events left", func() bool { seq, _ := log.snapshot(); return len(seq) == kept+1 })
 	cancel()
 	<-done
-	stopPing()
-	wg.Wait()
 
-	if w := time.Duration(worst.Load()); w > 50*time.Millisecond {
-		t.Errorf("worst PING %v", w)
+	ping, slow, cmd := m.Read(t)
+	if ping > 50*time.Millisecond {
+		t.Errorf("worst PING %v", ping)
 	}
-	for _, e := range rdb.SlowLogGet(ctx, 128).Val() {
-		if e.Duration > 50*time.Millisecond {
-			t.Errorf("SLOWLOG: %v took %v", e.Args, e.Duration)
-		}
+	if slow > 50*time.Millisecond {
+		t.Errorf("SLOWLOG: %s took %v", cmd, slow)
 	}
-	t.Logf("worst PING %v while %d lost entries were reported", time.Duration(worst.Load()).Round(time.Microsecond), lost.Load())
+	t.Logf("worst PING %v, worst SLOWLOG %v (%s) while %d lost entries were reported", ping.Round(time.Microsecond), slow, cmd, lost.Load())
 }

@@ -55,4 +55,20 @@
 //	if n := ctr.Load(); n != 1 {
 //		t.Fatalf("round trips = %d, want 1 (commands: %v)", n, ctr.Commands())
 //	}
+//
+// # Measuring how long Redis is blocked
+//
+// [NewBlockMeter] proves that an operation never blocks Redis for long by
+// measuring it, not by reasoning: a PING loop on a connection of its own
+// (in this process, or redis-cli --latency in a process of its own) reads
+// the worst delay any other client saw, and SLOWLOG the slowest command,
+// named ("evalsha prune.lua"). Reset it before each phase, Read it after:
+//
+//	m := redistest.NewBlockMeter(t, rdb, redistest.BlockMeterOptions{})
+//	m.Reset(t)
+//	// ... operation under test ...
+//	ping, slow, cmd := m.Read(t)
+//
+// Both figures are server-wide, so measure on the real tier, on a server
+// no other test uses meanwhile.
 package redistest
