@@ -31,12 +31,12 @@ demo: ## Run the quickstart example
 # one package at a time and without the race detector: other packages'
 # tests running beside them on a 2-core machine preempt redis-server for
 # tens of milliseconds and would be read as blocking.
-BLOCKING_TESTS := TestBoundedAtScale|TestBoundedWork
+BLOCKING_TESTS := TestBoundedAtScale|TestBoundedWork|TestGapHandlingBlocksNothing
 
 test: ## go vet, then all tests with the race detector (both tiers), then the Redis-blocking measurements alone
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -skip '$(BLOCKING_TESTS)' ./...
-	$(GO) test -count=1 -p 1 -run '$(BLOCKING_TESTS)' ./redissaver/ ./redisstore/
+	$(GO) test -count=1 -p 1 -run '$(BLOCKING_TESTS)' ./redissaver/ ./redisstore/ ./stream/
 
 # Without the race detector: the race run happens on the current toolchain
 # (make test); this one shows that the module builds, vets and passes on
