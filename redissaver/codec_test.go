@@ -47,6 +47,8 @@ func FuzzDecodeStored(f *testing.F) {
 		}
 		_, _ = s.decodeValue(blob)
 		_, _ = s.decodeWrite(wf, wv)
-		_, _ = s.decodeHistory(blob, true, []any{[]any{wf, wv}})
+		_, _ = s.decodeHistory(blob, true, [][]any{{int64(1), wf, wv}})
+		// Counts that the list does not hold (a malformed reply) are errors too.
+		_, _ = s.decodeHistory(blob, true, [][]any{{int64(len(v1)) - 1, wf, wv, f1}, {wf}})
 	})
 }
