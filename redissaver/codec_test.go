@@ -47,6 +47,35 @@ func FuzzDecodeStored(f *testing.F) {
 		}
 		_, _ = s.decodeValue(blob)
 		_, _ = s.decodeWrite(wf, wv)
-		_, _ = s.decodeHistory(blob, true, []any{[]any{wf, wv}})
+		_, _ = s.decodeHistory(blob, true, [][]any{{int64(1), wf, wv}})
+		// Counts that the list does not hold (a malformed reply) are errors too.
+		_, _ = s.decodeHistory(blob, true, [][]any{{int64(len(v1)) - 1, wf, wv, f1}, {wf}})
 	})
+}
+
+// TestDecodeHistoryMalformed: a list of writes that is not counts followed
+// by that many field/value pairs of strings is ErrCorrupt, never a panic or
+// a shorter history.
+func TestDecodeHistoryMalformed(t *testing.T) {
+	s := fuzzSaver(t)
+	f, v := writeField("task", 0), pack("ch", "", "msgpack", "\xa1x")
+	if h, err := s.decodeHistory(nil, false, [][]any{{int64(1), f, v}, {int64(2), f, v, writeField("task", 1), v}}); err != nil || len(h.Writes) != 3 {
+		t.Fatalf("well-formed lists: %v, %d writes", err, len(h.Writes))
+	}
+	for name, segs := range map[string][][]any{
+		"count 0":             {{int64(0)}},
+		"negative count":      {{int64(-1), f, v}},
+		"count past the end":  {{int64(2), f, v}},
+		"count not a number":  {{"1", f, v}},
+		"no count":            {{f, v}},
+		"odd pairs":           {{int64(1), f}},
+		"field not a string":  {{int64(1), int64(3), v}},
+		"value not a string":  {{int64(1), f, nil}},
+		"trailing entry":      {{int64(1), f, v, f}},
+		"bad list after good": {{int64(1), f, v}, {int64(1), f}},
+	} {
+		if _, err := s.decodeHistory(nil, false, segs); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%s: %v, want ErrCorrupt", name, err)
+		}
+	}
 }

@@ -140,11 +140,14 @@ func (s *Saver) decodeWrite(field, stored string) (storedWrite, error) {
 	return storedWrite{checkpoint.PendingWrite{TaskID: task, Channel: parts[0], Value: val}, idx}, nil
 }
 
+// compareWrites orders writes by (task id, index).
+func compareWrites(a, b storedWrite) int {
+	return cmp.Or(strings.Compare(a.TaskID, b.TaskID), cmp.Compare(a.idx, b.idx))
+}
+
 // sortedWrites orders writes by (task id, index).
 func sortedWrites(ws []storedWrite) []checkpoint.PendingWrite {
-	slices.SortFunc(ws, func(a, b storedWrite) int {
-		return cmp.Or(strings.Compare(a.TaskID, b.TaskID), cmp.Compare(a.idx, b.idx))
-	})
+	slices.SortFunc(ws, compareWrites)
 	out := make([]checkpoint.PendingWrite, len(ws))
 	for i, w := range ws {
 		out[i] = w.PendingWrite

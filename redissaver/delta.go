@@ -49,11 +49,12 @@ func (s *Saver) DeltaChannelHistory(ctx context.Context, cfg checkpoint.Config, 
 	open := slices.Clone(channels)
 	slices.Sort(open)
 	open = slices.Compact(open)
-	// Per channel: the seed and the groups of writes, nearest the target first.
+	// Per channel: the seed, and its lists of writes (one per script call,
+	// in call order: nearest the target first).
 	type acc struct {
-		seed   any
-		has    bool
-		groups []any
+		seed any
+		has  bool
+		segs [][]any
 	}
 	accs := make(map[string]*acc, len(open))
 	for _, ch := range open {
@@ -94,15 +95,20 @@ func (s *Saver) DeltaChannelHistory(ctx context.Context, cfg checkpoint.Config, 
 				return nil, corrupt("delta history entry of %T", res[3+i])
 			}
 			a := accs[ch]
-			a.groups = append(a.groups, parts[1:]...)
-			if seed, ok := parts[0].(string); ok {
+			if len(parts) > 1 {
+				a.segs = append(a.segs, parts[1:])
+			}
+			switch seed := parts[0].(type) {
+			case nil:
+				still = append(still, ch)
+			case string:
 				v, err := s.decodeValue(seed)
 				if err != nil {
 					return nil, err
 				}
 				a.seed, a.has = v, true
-			} else {
-				still = append(still, ch)
+			default:
+				return nil, corrupt("delta history seed of %T", parts[0])
 			}
 		}
 		if next == "" || len(still) == 0 {
@@ -116,7 +122,7 @@ func (s *Saver) DeltaChannelHistory(ctx context.Context, cfg checkpoint.Config, 
 	}
 	for _, ch := range channels {
 		a := accs[ch]
-		h, err := s.decodeHistory(a.seed, a.has, a.groups)
+		h, err := s.decodeHistory(a.seed, a.has, a.segs)
 		if err != nil {
 			return nil, err
 		}
@@ -125,28 +131,51 @@ func (s *Saver) DeltaChannelHistory(ctx context.Context, cfg checkpoint.Config, 
 	return out, nil
 }
 
-// decodeHistory decodes the groups of writes of one channel, nearest the
-// target first, into its history.
-func (s *Saver) decodeHistory(seed any, hasSeed bool, groups []any) (checkpoint.DeltaHistory, error) {
+// decodeHistory decodes the lists of writes of one channel (one per script
+// call, in call order; each: per checkpoint nearest the target first, its
+// count n and n field/value pairs) into its history, oldest write first.
+func (s *Saver) decodeHistory(seed any, hasSeed bool, segs [][]any) (checkpoint.DeltaHistory, error) {
 	h := checkpoint.DeltaHistory{Seed: seed, HasSeed: hasSeed}
-	groups = slices.Clone(groups)
-	slices.Reverse(groups)
-	for _, g := range groups {
-		pairs, ok := g.([]any)
-		if !ok || len(pairs)%2 != 0 {
-			return h, corrupt("delta history writes of %T", g)
+	// Where each checkpoint's writes are, nearest the target first.
+	type group struct{ seg, at, n int }
+	var groups []group
+	total := 0
+	for si, seg := range segs {
+		for i := 0; i < len(seg); {
+			n, ok := seg[i].(int64)
+			if !ok || n < 1 || n > int64(len(seg)-i-1)/2 {
+				return h, corrupt("delta history writes: count %v at %d of %d entries", seg[i], i, len(seg))
+			}
+			groups = append(groups, group{si, i + 1, int(n)})
+			total += int(n)
+			i += 1 + 2*int(n)
 		}
-		ws := make([]storedWrite, 0, len(pairs)/2)
+	}
+	if total == 0 {
+		return h, nil
+	}
+	h.Writes = make([]checkpoint.PendingWrite, 0, total)
+	var ws []storedWrite // one checkpoint's writes, reused
+	for gi := len(groups) - 1; gi >= 0; gi-- {
+		g := groups[gi]
+		pairs := segs[g.seg][g.at : g.at+2*g.n]
+		ws = ws[:0]
 		for i := 0; i < len(pairs); i += 2 {
-			f, _ := pairs[i].(string)
-			v, _ := pairs[i+1].(string)
+			f, ok1 := pairs[i].(string)
+			v, ok2 := pairs[i+1].(string)
+			if !ok1 || !ok2 {
+				return h, corrupt("delta history write of %T, %T", pairs[i], pairs[i+1])
+			}
 			w, err := s.decodeWrite(f, v)
 			if err != nil {
 				return h, err
 			}
 			ws = append(ws, w)
 		}
-		h.Writes = append(h.Writes, sortedWrites(ws)...)
+		slices.SortFunc(ws, compareWrites)
+		for _, w := range ws {
+			h.Writes = append(h.Writes, w.PendingWrite)
+		}
 	}
 	return h, nil
 }

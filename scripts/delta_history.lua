@@ -13,14 +13,17 @@
 -- ARGV[7] budget: ancestors to visit at most in this step
 -- ARGV[8 ..] the channels still open
 -- Returns: nil when the target does not exist (or its thread expired), else
---          {target id, generation, next cursor ("" when the walk is over), then one entry per channel, in
---          ARGV order: {seed value or false, {writes of one checkpoint as field, value, ...}, ...}} with the
---          checkpoints nearest the target first. A channel stops at the first ancestor holding a value for
---          it (whose own writes are included). The walk is over when every channel stopped or the chain
---          ends (a root, or a parent that was deleted and is in no index).
+--          {target id, generation, next cursor ("" when the walk is over), then one flat list per channel, in
+--          ARGV order: {seed value or false, then per checkpoint with writes to it, nearest the target first:
+--          n, then its n writes as field, value, ..., ...}} (n >= 1; a channel ARGV repeats gets the same list).
+--          A channel stops at the first ancestor holding a value for it (whose own writes are included). The
+--          walk is over when every channel stopped or the chain ends (a root, or a parent that was deleted
+--          and is in no index).
 --          Errors: "DATALOSS <what>" for a missing indexed checkpoint hash, a missing value, a lost head;
 --          "CYCLE <id>" when the parent chain returns to a checkpoint this step visited.
--- Work bound: at most ARGV[7] ancestors, each O(its fields).
+-- Work bound: at most ARGV[7] ancestors, each O(its fields) (a write: one string.sub per distinct length
+--          of the open channels' prefixes, at most one per channel) and one HGET per open channel it holds
+--          a version of, none when this step already read that version's value empty.
 local sb, enct, encns, cursor = ARGV[1], ARGV[2], ARGV[3], ARGV[5]
 local budget = tonumber(ARGV[7])
 local now = now_ms()
@@ -56,82 +59,107 @@ else
 end
 
 local nch = #ARGV - 7
-local out, open, slot = {}, 0, {}
+-- Per open channel: its list in the reply and that list's length, the name of its version field
+-- "c:" .. ch, and the prefix len(ch) ":" ch of its writes' values (and of its blob fields). lens holds
+-- the distinct lengths of those prefixes: a write's channel is found by one string.sub per length
+-- (usually one) and a table lookup, whatever the number of channels.
+local list, size, pfxof, byfield, bypfx, lens, haslen, out = {}, {}, {}, {}, {}, {}, {}, {}
+local open = 0
 for i = 1, nch do
   local ch = ARGV[i + 7]
-  out[i] = {false}
-  if not slot[ch] then
-    slot[ch] = {}
+  if not list[ch] then
+    local pfx = string.len(ch) .. ':' .. ch
+    list[ch], size[ch], pfxof[ch] = {false}, 1, pfx
+    byfield['c:' .. ch] = ch
+    bypfx[pfx] = ch
+    local n = string.len(pfx)
+    if not haslen[n] then
+      haslen[n] = true
+      lens[#lens + 1] = n
+    end
     open = open + 1
   end
-  table.insert(slot[ch], i)
+  out[i] = list[ch]
 end
-local done = {}
-
--- The channel of a stored write: its value starts with len(channel) ":" channel.
-local function write_channel(v)
-  local colon = string.find(v, ':', 1, true)
-  if not colon then return nil end
-  local n = tonumber(string.sub(v, 1, colon - 1))
-  if not n then return nil end
-  return string.sub(v, colon + 1, colon + n)
-end
+local nlens = #lens
+-- done[ch]: its seed is found. empty[ch]: the last version of it this step read, whose value is "": an
+-- ancestor with the same version points to the same blob field, which needs no second read. group[ch]:
+-- the step of its last group of writes, whose count is at list[ch][count[ch]]. pend/pendv: the open
+-- channels of the current ancestor whose value is to be read (reused: no table per ancestor).
+local done, empty, group, count, pend, pendv = {}, {}, {}, {}, {}, {}
+-- kind[f]: what a field name is, learnt once per name (checkpoints repeat their field names, but for
+-- the writes of a new task): 1 for "p", the channel for the "c:" field of an open channel, false for
+-- any other field but a write's; a write's field ("w:") is told by its first bytes and not kept.
+local kind = {p = 1}
+local byte, sub = string.byte, string.sub
 
 local visited = {[id] = true}
+local cpbase = nb .. ':cp:'
 local steps = 0
 while cur and open > 0 and steps < budget do
   if visited[cur] then return redis.error_reply('CYCLE parent chain returns to ' .. cur) end
   visited[cur] = true
   steps = steps + 1
-  local cpkey = nb .. ':cp:' .. cur
+  local cpkey = cpbase .. cur
   local flat = redis.call('HGETALL', cpkey)
   if #flat == 0 then
     if redis.call('ZSCORE', idx, cur) then return dataloss('checkpoint hash ' .. cpkey) end
     cur = nil
     break
   end
-  -- Tables are made only when needed: most ancestors hold a write or two.
-  local groups, versions, nextp = nil, nil, false
+  local nextp, np = false, 0
   for i = 1, #flat, 2 do
     local f = flat[i]
-    local b1, b2 = string.byte(f, 1, 2)
-    if b2 == 58 and b1 == 119 then -- "w:"
+    local k = kind[f]
+    if k == nil then
+      local b1, b2 = byte(f, 1, 2)
+      if b2 == 58 and b1 == 119 then -- "w:"
+        k = true
+      else
+        k = byfield[f] or false
+        kind[f] = k
+      end
+    end
+    if k == true then -- a write: its value starts with len(channel) ":" channel
       local v = flat[i + 1]
-      local ch = write_channel(v)
-      if ch and slot[ch] and not done[ch] then
-        groups = groups or {}
-        local g = groups[ch]
-        if not g then
-          g = {}
-          groups[ch] = g
+      for j = 1, nlens do
+        local ch = bypfx[sub(v, 1, lens[j])]
+        if ch then
+          if not done[ch] then
+            local l, n = list[ch], size[ch]
+            if group[ch] ~= steps then
+              group[ch] = steps
+              n = n + 1
+              count[ch] = n
+              l[n] = 1
+            else
+              l[count[ch]] = l[count[ch]] + 1
+            end
+            l[n + 1] = f
+            l[n + 2] = v
+            size[ch] = n + 2
+          end
+          break
         end
-        g[#g + 1] = f
-        g[#g + 1] = v
       end
-    elseif b2 == 58 and b1 == 99 then -- "c:"
-      versions = versions or {}
-      versions[string.sub(f, 3)] = flat[i + 1]
-    elseif f == 'p' then
+    elseif k == 1 then
       nextp = flat[i + 1]
+    elseif k and not done[k] and empty[k] ~= flat[i + 1] then -- the version of an open channel
+      np = np + 1
+      pend[np], pendv[np] = k, flat[i + 1]
     end
   end
-  if groups then
-    for ch, g in pairs(groups) do
-      for _, i in ipairs(slot[ch]) do table.insert(out[i], g) end
-    end
-  end
-  if versions then
-    for ch, idxs in pairs(slot) do
-      if not done[ch] and versions[ch] then
-        local field = blob_field(ch, versions[ch])
-        local val = redis.call('HGET', blobs, field)
-        if not val then return dataloss('value ' .. field .. ' of ' .. cpkey .. ' in ' .. blobs) end
-        if val ~= '' then
-          done[ch] = true
-          open = open - 1
-          for _, i in ipairs(idxs) do out[i][1] = val end
-        end
-      end
+  for j = 1, np do
+    local ch, ver = pend[j], pendv[j]
+    local field = pfxof[ch] .. ver -- the blob field of the version, as lib.lua's blob_field makes it
+    local val = redis.call('HGET', blobs, field)
+    if not val then return dataloss('value ' .. field .. ' of ' .. cpkey .. ' in ' .. blobs) end
+    if val == '' then
+      empty[ch] = ver
+    else
+      done[ch] = true
+      open = open - 1
+      list[ch][1] = val
     end
   end
   cur = nextp
@@ -139,5 +167,5 @@ end
 local nextcur = ''
 if cur and open > 0 then nextcur = cur end
 local reply = {id, gen, nextcur}
-for i = 1, nch do reply[#reply + 1] = out[i] end
+for i = 1, nch do reply[i + 3] = out[i] end
 return reply

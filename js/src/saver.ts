@@ -718,7 +718,8 @@ export class RedcheckSaver extends BaseCheckpointSaver {
     await this.setup();
     const shard = this.layout.shard(thread);
     let open = [...new Set(channels)].sort(byteOrder);
-    const acc = new Map<string, { seed?: Buffer; groups: Reply[] }>(open.map((ch) => [ch, { groups: [] }]));
+    // Per channel: the seed, and its lists of writes (one per script call, in call order: nearest the target first).
+    const acc = new Map<string, { seed?: Buffer; segs: Reply[][] }>(open.map((ch) => [ch, { segs: [] }]));
     let target = target0;
     let gen = "";
     let cursor = "";
@@ -743,12 +744,13 @@ export class RedcheckSaver extends BaseCheckpointSaver {
       const next = str(r[2]);
       const still: string[] = [];
       open.forEach((ch, i) => {
-        const parts = arr(r[3 + i]);
-        if (parts.length === 0) throw new CorruptError("delta history entry");
+        const parts = r[3 + i];
+        if (!Array.isArray(parts) || parts.length === 0) throw new CorruptError("delta history entry");
         const a = acc.get(ch)!;
-        a.groups.push(...parts.slice(1));
+        if (parts.length > 1) a.segs.push(parts);
         if (Buffer.isBuffer(parts[0])) a.seed = parts[0];
-        else still.push(ch);
+        else if (parts[0] === null) still.push(ch);
+        else throw new CorruptError("delta history seed");
       });
       if (next === "" || still.length === 0) break;
       if (seen.has(next)) throw scriptError("delta channel history", new Error(`CYCLE the parent chain cycles through ${next}`));
@@ -758,11 +760,26 @@ export class RedcheckSaver extends BaseCheckpointSaver {
     }
     for (const ch of channels) {
       const a = acc.get(ch)!;
+      // Each list: its seed, then per checkpoint (nearest the target first) its count n and n field/value pairs.
+      const groups: { seg: Reply[]; at: number; n: number }[] = [];
+      for (const seg of a.segs) {
+        for (let i = 1; i < seg.length; ) {
+          const n = seg[i];
+          if (typeof n !== "number" || !Number.isInteger(n) || n < 1 || n > (seg.length - i - 1) / 2) {
+            throw new CorruptError(`delta history writes: count ${String(n)} at ${i} of ${seg.length} entries`);
+          }
+          groups.push({ seg, at: i + 1, n });
+          i += 1 + 2 * n;
+        }
+      }
       const writes: CheckpointPendingWrite[] = [];
-      for (const g of [...a.groups].reverse()) {
-        const pairs = arr(g);
+      for (let g = groups.length - 1; g >= 0; g--) {
+        const { seg, at, n } = groups[g]!;
         const ws: StoredWrite[] = [];
-        for (let i = 0; i + 1 < pairs.length; i += 2) ws.push(await this.#decodeWrite(buf(pairs[i]), buf(pairs[i + 1])));
+        for (let i = at; i < at + 2 * n; i += 2) {
+          if (!Buffer.isBuffer(seg[i]) || !Buffer.isBuffer(seg[i + 1])) throw new CorruptError("delta history write");
+          ws.push(await this.#decodeWrite(seg[i] as Buffer, seg[i + 1] as Buffer));
+        }
         for (const w of sortWrites(ws)) writes.push([w.task, w.channel, w.value]);
       }
       const h: DeltaChannelHistory = { writes };
