@@ -431,3 +431,47 @@ func TestThreadLostWhole(t *testing.T) {
 		})
 	}
 }
+
+// TestPutOverLostParent: the values hash and the parent's checkpoint hash
+// are lost (evicted together, say); a Put of the parent's child that names
+// the parent's versions without writing them must fail with ErrDataLoss and
+// write nothing, instead of writing the empty marker for versions it cannot
+// find, which would make every older checkpoint read those channels back
+// absent with a nil error (seen in TestEvictionAllKeys, staged Puts
+// included: the staged HSET makes the values hash anew).
+func TestPutOverLostParent(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			rdb := b.client(t)
+			s := newSaver(t, rdb, redissaver.Options{})
+			ctx := context.Background()
+			cfg := checkpoint.Config{ThreadID: "t"}
+			for i := range 3 {
+				cfg = stagedStep(t, s, cfg, i)
+			}
+			snap := readAll(t, s, cfg)
+			l := s.Layout()
+			gen := rdb.HGet(ctx, l.Head("t"), "g").Val()
+			for _, k := range []string{l.Blobs("t", gen, ""), l.Checkpoint("t", gen, "", cfg.CheckpointID)} {
+				if n := rdb.Del(ctx, k).Val(); n != 1 {
+					t.Fatalf("key %s not there", k)
+				}
+			}
+			before := rawState(t, rdb, l.Prefix())
+			cp := checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(), ChannelValues: map[string]any{"a": "new"},
+				ChannelVersions: map[string]string{"a": "9", "b": "1"}}
+			if _, err := s.Put(ctx, cfg, cp, nil, map[string]string{"a": "9"}); !errors.Is(err, checkpoint.ErrDataLoss) {
+				t.Errorf("Put over a lost parent and values hash: %v, want ErrDataLoss", err)
+			}
+			if after := rawState(t, rdb, l.Prefix()); !slices.Equal(after, before) {
+				t.Errorf("the refused Put wrote:\nbefore %q\nafter  %q", before, after)
+			}
+			got := readAll(t, s, cfg)
+			for what, err := range got.errs {
+				if err == nil && got.out[what] != snap.out[what] {
+					t.Errorf("%s changed with a nil error:\n got %s\nwant %s", what, got.out[what], snap.out[what])
+				}
+			}
+		})
+	}
+}

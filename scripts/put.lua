@@ -218,12 +218,20 @@ elseif #inherit > 0 then
       end
     end
   end
+  -- A parent its namespace's index names whose hash is gone was lost: its versions cannot be resolved,
+  -- and must not read back absent.
+  if #rest > 0 and parent ~= '' and redis.call('EXISTS', nb .. ':cp:' .. parent) == 0 and
+      redis.call('ZSCORE', nb .. ':idx', parent) then
+    return refuse(dataloss('checkpoint hash ' .. nb .. ':cp:' .. parent .. ' (the parent)'))
+  end
   if #rest > 0 then
     for _, i in ipairs(rest) do
       local f = blob_field(string.sub(fv(i - 1), 3), fv(i))
       if redis.call('HEXISTS', nb .. ':blobs', f) == 0 then unstored[#unstored + 1] = f end
     end
-    if #unstored > 0 and redis.call('EXISTS', nb .. ':blobs') == 0 and redis.call('EXISTS', nb .. ':idx') == 1 then
+    -- A values hash that holds nothing but what this call staged (the staged HSET made it anew) was lost
+    -- whole, as one that does not exist: its versions must not read back absent.
+    if #unstored > 0 and redis.call('HLEN', nb .. ':blobs') <= #stagedfields and redis.call('EXISTS', nb .. ':idx') == 1 then
       return refuse(dataloss('values hash ' .. nb .. ':blobs'))
     end
   end
