@@ -445,10 +445,7 @@ func TestPutOverLostParent(t *testing.T) {
 			rdb := b.client(t)
 			s := newSaver(t, rdb, redissaver.Options{})
 			ctx := context.Background()
-			cfg := checkpoint.Config{ThreadID: "t"}
-			for i := range 3 {
-				cfg = stagedStep(t, s, cfg, i)
-			}
+			cfg := stagedChain(t, s, "t", 3)
 			snap := readAll(t, s, cfg)
 			l := s.Layout()
 			gen := rdb.HGet(ctx, l.Head("t"), "g").Val()

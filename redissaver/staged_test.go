@@ -58,6 +58,17 @@ func stagedStep(t *testing.T, s *redissaver.Saver, parent checkpoint.Config, i i
 	return cfg
 }
 
+// stagedChain puts n checkpoints of stagedStep's chain on thread th and
+// returns the last.
+func stagedChain(t *testing.T, s *redissaver.Saver, th string, n int) checkpoint.Config {
+	t.Helper()
+	cfg := checkpoint.Config{ThreadID: th}
+	for i := range n {
+		cfg = stagedStep(t, s, cfg, i)
+	}
+	return cfg
+}
+
 // TestStagedValues: once a saver knows a thread's generation, a Put writes
 // its values by plain HSET in the same transaction as put.lua, under fields
 // qualified by its call token; they read back as any other value, and an
@@ -68,10 +79,7 @@ func TestStagedValues(t *testing.T) {
 			rdb := b.client(t)
 			s := newSaver(t, rdb, redissaver.Options{})
 			ctx := context.Background()
-			cfg := checkpoint.Config{ThreadID: "t"}
-			for i := range 4 {
-				cfg = stagedStep(t, s, cfg, i)
-			}
+			cfg := stagedChain(t, s, "t", 4)
 			tup, err := s.GetTuple(ctx, cfg)
 			if err != nil {
 				t.Fatal(err)
