@@ -107,8 +107,7 @@ if staged then
   end
   local last = at + 2 * (m + k)
   for i = at + 2 * m, at + 2 * n - 1, 2 do
-    local b1, b2 = string.byte(ARGV[i], 1, 2)
-    if (b1 == 99 and b2 == 58) ~= (i < last) then
+    if is_c(ARGV[i]) ~= (i < last) then
       return refuse(redis.error_reply('BADARGS staged Put hash pairs out of order'))
     end
   end
@@ -267,7 +266,7 @@ if keeping then
   local fields = hash_fields()
   local referenced = {}
   for i = 3, #fields, 2 do
-    if string.sub(fields[i], 1, 2) == 'c:' then referenced[#referenced + 1] = blob_field(string.sub(fields[i], 3), fields[i + 1]) end
+    if is_c(fields[i]) then referenced[#referenced + 1] = blob_field(string.sub(fields[i], 3), fields[i + 1]) end
   end
   if #referenced > 0 then chunked('SADD', nb .. ':keep', referenced, 1000) end
 end
