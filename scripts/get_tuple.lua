@@ -24,11 +24,7 @@
 -- Work bound: O(fields of the checkpoint) + O(log n).
 local sb, enct, encns, id, ttl = ARGV[1], ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5])
 -- The clock is read only when needed (a lease to check or renew).
-local clock
-local function now()
-  if not clock then clock = now_ms() end
-  return clock
-end
+local now = lazy_clock()
 local gen, state, detail = thread_state(sb, enct, now, true)
 if state == 'lost' then return dataloss(detail) end
 if state ~= 'live' then return nil end

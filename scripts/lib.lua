@@ -51,6 +51,16 @@ local function now_ms()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
+-- A function giving the server's clock in Unix milliseconds, read at its first
+-- call only (scripts that need it only for a lease read TIME only then). O(1).
+local function lazy_clock()
+  local clock
+  return function()
+    if not clock then clock = now_ms() end
+    return clock
+  end
+end
+
 -- The state of a thread from its head hash and its registry entry. O(log threads). now is the time
 -- in ms, or a function giving it (called only when needed). With reading, a thread whose head exists
 -- is judged from its head alone.

@@ -27,11 +27,7 @@ local sb, enct, encns, id = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local ttl, bound, maxvalues, maxbytes = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
 -- The clock is read only when needed (a lease to check or renew). A write judges the thread from its
 -- head, as reads do: the registry entry is an index that the check reports.
-local clock
-local function now()
-  if not clock then clock = now_ms() end
-  return clock
-end
+local now = lazy_clock()
 local gen, state, detail = thread_state(sb, enct, now, true)
 if state == 'lost' then return dataloss(detail) end
 if state ~= 'live' then return redis.error_reply('NOTFOUND thread does not exist') end
