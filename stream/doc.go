@@ -38,10 +38,14 @@
 //     (errors.Is(err, ErrGap)) when its position is older than the first
 //     entry its stream holds (GapTrimmed: trimmed, or lost and written
 //     again; From is the position, To the entry delivery resumes at), or
-//     when the stream it was reading is gone or empty (GapStreamLost; it
-//     then reads the stream's next incarnation from its start). Delivery
-//     goes on with the events that follow, exactly once; the gap event's
-//     Cursor resumes after the gap. The check reads the stream's first entry
+//     when the stream it was reading is gone or empty, or was lost and
+//     written again with entries at or before its position (a clock that
+//     went back, a loss and a write within one millisecond: the stream no
+//     longer holds the entry at the position, though it holds one before)
+//     (GapStreamLost; it then reads the stream's next incarnation from its
+//     start). Delivery goes on with the events that follow, exactly once;
+//     the gap event's Cursor resumes after the gap. The check reads the
+//     stream's first entry and the entries at the reader's positions
 //     in the same MULTI as a non-blocking XREAD: at the start, after an
 //     error, after a read that returned a whole Count (the reader is
 //     behind), after a blocking read that timed out, and right after every
@@ -52,7 +56,10 @@
 //     thread on loopback). Positions that are not entry IDs (FromBeginning, a Since time,
 //     the start of a stream that was empty) are not checked: they claim no
 //     event. Redis does not keep the IDs it trims, so a trim that fell
-//     exactly after the position is reported too, though nothing was lost.
+//     exactly after the position is reported too, though nothing was lost;
+//     nor does a stream keep an identity across its losses, so a new
+//     incarnation that holds an entry with exactly the position's ID is
+//     taken for the old one.
 //   - Consume reports through ConsumeOptions.OnError, with an Event of
 //     TypeGap: a group re-created after it (or its stream) vanished
 //     (GapGroupLost, once per stream, not once per poll), and pending

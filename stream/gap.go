@@ -27,7 +27,10 @@ const (
 	GapTrimmed = "trimmed"
 	// GapStreamLost: the stream no longer exists, or is empty, though the
 	// position was read from it (a restart without persistence, a FLUSH, an
-	// eviction, the expiry of a deleted thread's stream).
+	// eviction, the expiry of a deleted thread's stream); or it was lost
+	// and written again with entries at or before the position (a clock
+	// that went back, a loss and a write within one millisecond), told by
+	// the entry at the position that it no longer holds.
 	GapStreamLost = "stream_lost"
 	// GapGroupLost: the consumer group vanished (with its stream, or
 	// alone); Consume created it again, and its pending entries are lost.
@@ -123,21 +126,50 @@ func splitID(id string) (ms, seq uint64) {
 	return ms, seq
 }
 
-// detectGap decides, from the first entry a stream holds now (first, ""
-// when it is empty or gone), whether events after pos were lost. pos is the
-// reader's position before the read that the check accompanies. It returns
-// the gap (nil when none) and the position to read on from.
-func detectGap(stream, pos, first string) (*GapError, string) {
-	if !realPosition(pos) {
-		return nil, pos
-	}
-	if first == "" {
+// checked is what a checked read saw of one stream besides its entries.
+type checked struct {
+	// first is the first entry the stream holds ("" when it is empty or
+	// gone).
+	first string
+	// preHeld and posHeld tell whether the stream still holds the entry at
+	// the reader's position before the read the check accompanies (pre) and
+	// at its position now (pos, past what that read returned). A position
+	// that is not an entry ID counts as held: it claims no entry.
+	preHeld, posHeld bool
+}
+
+// detectGap decides, from what a checked read saw of a stream (c), whether
+// events were lost. pre is the reader's position before the read the check
+// accompanies, pos its position now (past the entries that read returned:
+// pre when it returned none). It returns the gap (nil when none), the
+// position to read on from, and whether the entries that read returned
+// from this stream must be dropped: they belong to a new incarnation of the
+// stream, which is read again from its start.
+//
+// Nothing but trimming removes an entry from a stream the savers write
+// (from its head) or the loss of the whole stream: so a stream that no
+// longer holds the entry at a position, though it holds one at or before
+// it, was lost and written again, and its new entries before the position
+// would be skipped by reading on from it.
+func detectGap(stream, pre, pos string, c checked) (g *GapError, resume string, dropRead bool) {
+	switch {
+	case c.first == "" && realPosition(pos):
 		// The reader got pos from this stream, and trimming never empties
-		// a stream: it was lost. Read its next incarnation from the start.
-		return &GapError{Stream: stream, Reason: GapStreamLost, From: pos}, "0-0"
+		// a stream: it was lost after the entries just read, if any. Read
+		// its next incarnation from the start.
+		return &GapError{Stream: stream, Reason: GapStreamLost, From: pos}, "0-0", false
+	case c.first == "":
+		return nil, pos, false
+	case realPosition(pos) && !c.posHeld && compareIDs(c.first, pos) <= 0:
+		// Lost and written again after the read: its entries (if any) came
+		// from the incarnation the reader knew.
+		return &GapError{Stream: stream, Reason: GapStreamLost, From: pos}, "0-0", false
+	case realPosition(pre) && !c.preHeld && compareIDs(c.first, pre) <= 0:
+		// Lost and written again before the read: its entries came from
+		// the new incarnation, which is read again from its start.
+		return &GapError{Stream: stream, Reason: GapStreamLost, From: pre}, "0-0", true
+	case realPosition(pre) && compareIDs(c.first, pre) > 0:
+		return &GapError{Stream: stream, Reason: GapTrimmed, From: pre, To: c.first}, pos, false
 	}
-	if compareIDs(first, pos) > 0 {
-		return &GapError{Stream: stream, Reason: GapTrimmed, From: pos, To: first}, pos
-	}
-	return nil, pos
+	return nil, pos, false
 }

@@ -3,6 +3,7 @@ package stream
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -12,12 +13,13 @@ import (
 // reader reads from some streams. block reads after the given positions
 // (XREAD) or for a group (XREADGROUP, positions ignored), blocking up to the
 // subscriber's Block; it returns redis.Nil when nothing arrived. check, when
-// not nil, reads after the positions without blocking and, in the same
-// transaction, the first entry of each stream ("" for an empty or missing
-// one), so that a gap between a position and what the stream holds is seen.
+// not nil, reads after the positions ids without blocking and, in the same
+// transaction, what each stream holds at its start and at the positions pre
+// and ids (see checked), so that a gap between a position and what the
+// stream holds is seen.
 type reader struct {
 	block func(ctx context.Context, streams, ids []string) ([]redis.XStream, error)
-	check func(ctx context.Context, streams, ids []string) ([]redis.XStream, []string, error)
+	check func(ctx context.Context, streams, pre, ids []string) ([]redis.XStream, []checked, error)
 }
 
 // batch is what one read returned: gaps first, then entries.
@@ -127,7 +129,7 @@ func (s *Subscriber) readLoop(ctx context.Context, streams, ids []string, r read
 				continue
 			}
 		}
-		res, firsts, err := r.check(ctx, streams, ids)
+		res, seen, err := r.check(ctx, streams, pre, ids)
 		if err != nil {
 			if b.res != nil && !send(b) { // unchecked, but read: deliver it
 				return
@@ -139,16 +141,20 @@ func (s *Subscriber) readLoop(ctx context.Context, streams, ids []string, r read
 		}
 		backoff = 0
 		for j, k := range streams {
-			from := pre[j]
-			if firsts[j] == "" {
-				from = ids[j] // lost after the entries just read, if any
+			g, resume, dropRead := detectGap(k, pre[j], ids[j], seen[j])
+			if g == nil {
+				continue
 			}
-			if g, resume := detectGap(k, from, firsts[j]); g != nil {
-				if resume != from {
-					ids[j] = resume
-				}
-				b.gaps = append(b.gaps, gapAt{gap: g, resume: ids[j]})
+			if resume != ids[j] {
+				// Whatever this check read of the stream follows a
+				// position it no longer holds: it is read again.
+				res = dropStream(res, k)
+				ids[j] = resume
 			}
+			if dropRead {
+				b.res = dropStream(b.res, k)
+			}
+			b.gaps = append(b.gaps, gapAt{gap: g, resume: ids[j]})
 		}
 		advance(streams, ids, res)
 		b.res = append(b.res, res...)
@@ -157,6 +163,11 @@ func (s *Subscriber) readLoop(ctx context.Context, streams, ids []string, r read
 			return
 		}
 	}
+}
+
+// dropStream removes the entries of one stream from a read's result.
+func dropStream(res []redis.XStream, stream string) []redis.XStream {
+	return slices.DeleteFunc(res, func(st redis.XStream) bool { return st.Stream == stream })
 }
 
 // advance moves each position past the entries read from its stream.

@@ -191,15 +191,21 @@ func (s *Subscriber) xread(rdb redis.UniversalClient) func(ctx context.Context, 
 	}
 }
 
-// xreadChecked reads after the positions without blocking and, in the same
-// MULTI (so that no write falls between), the first entry of each stream
-// ("" for an empty or missing stream).
-func (s *Subscriber) xreadChecked(rdb redis.UniversalClient) func(ctx context.Context, streams, ids []string) ([]redis.XStream, []string, error) {
-	return func(ctx context.Context, streams, ids []string) ([]redis.XStream, []string, error) {
+// xreadChecked reads after the positions ids without blocking and, in the
+// same MULTI (so that no write falls between), what each stream holds at
+// its start and at the positions pre and ids (see checked).
+func (s *Subscriber) xreadChecked(rdb redis.UniversalClient) func(ctx context.Context, streams, pre, ids []string) ([]redis.XStream, []checked, error) {
+	return func(ctx context.Context, streams, pre, ids []string) ([]redis.XStream, []checked, error) {
 		pipe := rdb.TxPipeline()
 		firsts := make([]*redis.XMessageSliceCmd, len(streams))
+		at := make([][2]*redis.XMessageSliceCmd, len(streams))
 		for i, k := range streams {
 			firsts[i] = pipe.XRangeN(ctx, k, "-", "+", 1)
+			for h, pos := range []string{pre[i], ids[i]} {
+				if realPosition(pos) && (h == 0 || pos != pre[i]) {
+					at[i][h] = pipe.XRangeN(ctx, k, pos, pos, 1)
+				}
+			}
 		}
 		read := pipe.XRead(ctx, &redis.XReadArgs{
 			Streams: append(append([]string{}, streams...), ids...),
@@ -209,15 +215,30 @@ func (s *Subscriber) xreadChecked(rdb redis.UniversalClient) func(ctx context.Co
 		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 			return nil, nil, err
 		}
-		out := make([]string, len(streams))
+		out := make([]checked, len(streams))
 		for i, c := range firsts {
 			msgs, err := c.Result()
 			if err != nil {
 				return nil, nil, err
 			}
 			if len(msgs) > 0 {
-				out[i] = msgs[0].ID
+				out[i].first = msgs[0].ID
 			}
+			held := [2]bool{true, true}
+			for h, c := range at[i] {
+				if c == nil {
+					continue
+				}
+				msgs, err := c.Result()
+				if err != nil {
+					return nil, nil, err
+				}
+				held[h] = len(msgs) > 0
+			}
+			if at[i][1] == nil { // pos is pre, or claims no entry
+				held[1] = held[0] || !realPosition(ids[i])
+			}
+			out[i].preHeld, out[i].posHeld = held[0], held[1]
 		}
 		res, err := read.Result()
 		if err != nil && !errors.Is(err, redis.Nil) {
