@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/graphstate/redcheck/internal/strbox"
 )
 
 // decodeMsgpack decodes exactly one MessagePack value filling data.
@@ -34,7 +36,7 @@ type mpReader struct {
 	// role) repeat in every element of a list.
 	boxed [16]boxedString
 	// strs holds the strings boxed by boxString: its elements are what
-	// the boxes point to (see stringAny).
+	// the boxes point to (see strbox.Any).
 	strs []string
 }
 
@@ -76,14 +78,14 @@ func (r *mpReader) box(s string) any {
 // boxString returns s as an any. Converting a string to an any allocates
 // its header on the heap, one allocation per string of the result; instead
 // the headers go into slabs of up to 256, and each any points into its
-// slab (stringAny). A slab is never written again once its string is
+// slab (strbox.Any). A slab is never written again once its string is
 // boxed, and stays alive as long as any of its strings is referenced.
 func (r *mpReader) boxString(s string) any {
 	if len(r.strs) == cap(r.strs) {
 		r.strs = make([]string, 0, min(max(2*cap(r.strs), 16), 256))
 	}
 	r.strs = append(r.strs, s)
-	return stringAny(&r.strs[len(r.strs)-1])
+	return strbox.Any(&r.strs[len(r.strs)-1])
 }
 
 func (r *mpReader) remaining() int { return len(r.s) - r.off }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/graphstate/redcheck/internal/scriptrun"
+	"github.com/graphstate/redcheck/internal/strbox"
 	"github.com/graphstate/redcheck/keys"
 	"github.com/redis/go-redis/v9"
 )
@@ -44,7 +45,7 @@ func (s *Saver) GetTuple(ctx context.Context, cfg checkpoint.Config) (*checkpoin
 		res       any
 		err       error
 		predicted []any
-		hash      any
+		hash      map[string]string
 		valuesKey string
 	)
 	if predict {
@@ -56,7 +57,7 @@ func (s *Saver) GetTuple(ctx context.Context, cfg checkpoint.Config) (*checkpoin
 		args := append(sc.args, hint.id, hint.token)
 		fields := hint.blobFields()
 		cmd, after := scriptrun.RunTx(ctx, s.rdb, scriptrun.GetTuple, nil, func(p redis.Pipeliner) {
-			p.Do(ctx, "hgetall", cpKey)
+			p.HGetAll(ctx, cpKey)
 			p.HMGet(ctx, valuesKey, fields...)
 		}, append(sc.keys, valuesKey), args...)
 		res, err = cmd.Result()
@@ -66,7 +67,7 @@ func (s *Saver) GetTuple(ctx context.Context, cfg checkpoint.Config) (*checkpoin
 			predict = false
 			res, err = s.run(ctx, scriptrun.GetTuple, sc.keys, sc.args...).Result()
 		} else if err == nil && len(after) == 2 {
-			hg, ok1 := after[0].(*redis.Cmd)
+			hg, ok1 := after[0].(*redis.MapStringStringCmd)
 			hm, ok2 := after[1].(*redis.SliceCmd)
 			if ok1 && ok2 && hg.Err() == nil && hm.Err() == nil {
 				hash, predicted = hg.Val(), hm.Val()
@@ -99,8 +100,8 @@ func (s *Saver) GetTuple(ctx context.Context, cfg checkpoint.Config) (*checkpoin
 		if !predict || predicted == nil {
 			return nil, corrupt("get tuple: the checkpoint neither in the reply nor read")
 		}
-		if flat = flatHash(hash); len(flat) == 0 {
-			return nil, corrupt("get tuple: the confirmed checkpoint's hash read as %T", hash)
+		if flat = strbox.Pairs(hash); len(flat) == 0 {
+			return nil, corrupt("get tuple: the confirmed checkpoint's hash read empty")
 		}
 		if values, err = alignValues(hint, flat, predicted, valuesKey); err != nil {
 			return nil, err
@@ -132,20 +133,4 @@ func (s *Saver) refreshMillis() int64 {
 		return s.opts.ttlMillis()
 	}
 	return 0
-}
-
-// flatHash returns an HGETALL reply as field/value pairs: RESP2 answers
-// them as an array, RESP3 as a map. Nil for anything else.
-func flatHash(v any) []any {
-	switch h := v.(type) {
-	case []any:
-		return h
-	case map[any]any:
-		out := make([]any, 0, 2*len(h))
-		for f, v := range h {
-			out = append(out, f, v)
-		}
-		return out
-	}
-	return nil
 }

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/internal/redistest"
 	"github.com/graphstate/redcheck/internal/scriptrun"
 	"github.com/graphstate/redcheck/keys"
 	"github.com/graphstate/redcheck/redissaver"
@@ -305,6 +307,41 @@ func TestPredictedRead(t *testing.T) {
 				t.Fatalf("a lost value: %v, want ErrDataLoss", err)
 			}
 		})
+	}
+}
+
+// TestPredictedReadRESP2: a predicted read answers the same tuple as an
+// unpredicted one on a client speaking RESP2 (the HGETALL is an array
+// there, a map in RESP3).
+func TestPredictedReadRESP2(t *testing.T) {
+	opts := *redistest.Real(t).Options()
+	opts.Protocol = 2
+	rdb := redis.NewClient(&opts)
+	t.Cleanup(func() { rdb.Close() })
+	rec := &txRecorder{}
+	rdb.AddHook(rec)
+	a := newSaver(t, rdb, redissaver.Options{})
+	ctx := context.Background()
+	c2 := stagedStep(t, a, stagedStep(t, a, checkpoint.Config{ThreadID: "t"}, 0), 1)
+	must(t, a.LoadScripts(ctx))
+	rec.txs = nil
+	got, err := a.GetTuple(ctx, checkpoint.Config{ThreadID: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.txs) != 1 || !slices.Contains(rec.txs[0], "hgetall") {
+		t.Fatalf("transactions %v, want the predicted read", rec.txs)
+	}
+	fresh, err := redissaver.New(ctx, rdb, redissaver.Options{Prefix: a.Layout().Prefix(), AcceptEviction: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := fresh.GetTuple(ctx, c2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("predicted %+v\nunpredicted %+v", got, want)
 	}
 }
 

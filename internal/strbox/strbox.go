@@ -1,4 +1,8 @@
-package checkpoint
+// Package strbox turns strings into interface values (any) without
+// allocating one string header per string: the headers live in slices the
+// caller (or Pairs) allocates, and each any points into them. Decoders
+// that return many strings as any (the msgpack reader, hash replies) use it.
+package strbox
 
 import "unsafe"
 
@@ -16,14 +20,29 @@ var stringType = func() unsafe.Pointer {
 	return (*eface)(unsafe.Pointer(&a)).typ
 }()
 
-// stringAny returns the string *p as an any that points to *p instead of to
+// Any returns the string *p as an any that points to *p instead of to
 // a copy of it, so that it allocates nothing. *p must never change
 // afterwards: the any is then indistinguishable from any(*p) (type
 // switches, comparisons, reflection and the garbage collector see an
 // ordinary string), and it keeps *p's memory alive.
-func stringAny(p *string) (a any) {
+func Any(p *string) (a any) {
 	e := (*eface)(unsafe.Pointer(&a))
 	e.typ = stringType
 	e.data = unsafe.Pointer(p)
 	return a
+}
+
+// Pairs returns the field/value pairs of a hash as one flat list, fields at
+// even positions, in no particular order: two allocations, whatever the
+// number of pairs.
+func Pairs(m map[string]string) []any {
+	strs := make([]string, 0, 2*len(m))
+	out := make([]any, 2*len(m))
+	for f, v := range m {
+		strs = append(strs, f, v)
+	}
+	for i := range strs {
+		out[i] = Any(&strs[i])
+	}
+	return out
 }
