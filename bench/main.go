@@ -33,6 +33,7 @@ import (
 
 	"github.com/graphstate/redcheck/redissaver"
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
 )
 
 // harness holds one run.
@@ -99,6 +100,9 @@ func run(ctx context.Context, cfg config, stdout, log io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("redis url: %w", err)
 	}
+	// go-redis's auto mode logs a line per connection to a Redis without
+	// maintenance notifications (before 8.2); the harness has no use for them.
+	opt.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
 	if host, _, _ := net.SplitHostPort(opt.Addr); !isLoopback(host) {
 		return fmt.Errorf("redis %s is not on loopback; the benchmark only talks to this machine", opt.Addr)
 	}

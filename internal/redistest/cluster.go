@@ -146,7 +146,7 @@ func (c *Cluster) Addrs() []string {
 // master's slots to it for up to a minute after its replica took over.
 func (c *Cluster) Client(t testing.TB) *redis.ClusterClient {
 	t.Helper()
-	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs()})
+	client := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs(), MaintNotificationsConfig: NoMaintNotifications()})
 	stop := make(chan struct{})
 	done := make(chan struct{})
 	go func() {
@@ -211,7 +211,7 @@ func (c *Cluster) waitHealthy(ctx context.Context, masters, replicas int) error 
 	addrs := c.Addrs()
 	clients := make([]*redis.Client, len(addrs))
 	for i, a := range addrs {
-		clients[i] = redis.NewClient(&redis.Options{Addr: a, MaxRetries: -1})
+		clients[i] = redis.NewClient(&redis.Options{Addr: a, MaxRetries: -1, MaintNotificationsConfig: NoMaintNotifications()})
 		defer clients[i].Close()
 	}
 	var last error

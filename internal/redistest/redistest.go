@@ -12,6 +12,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/graphstate/redcheck/internal/redisserver"
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
 )
 
 // keyPrefix starts every key prefix handed out by Prefix, so that keys left
@@ -23,7 +24,7 @@ const keyPrefix = "rctest:"
 func Mini(t testing.TB) (*miniredis.Miniredis, *redis.Client) {
 	t.Helper()
 	mr := miniredis.RunT(t) // closes itself on t.Cleanup
-	client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	client := redis.NewClient(&redis.Options{Addr: mr.Addr(), MaintNotificationsConfig: NoMaintNotifications()})
 	t.Cleanup(func() { _ = client.Close() })
 	return mr, client
 }
@@ -53,6 +54,7 @@ func Real(t testing.TB) *redis.Client {
 		if err != nil {
 			t.Fatalf("redistest: bad REDIS_URL: %v", err)
 		}
+		opt.MaintNotificationsConfig = NoMaintNotifications()
 		client := redis.NewClient(opt)
 		t.Cleanup(func() { _ = client.Close() })
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -79,7 +81,7 @@ func Real(t testing.TB) *redis.Client {
 	if srv == nil {
 		t.Fatal("redistest: the shared redis-server was already stopped (Real called after Main's m.Run returned?)")
 	}
-	client := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	client := redis.NewClient(&redis.Options{Addr: srv.Addr(), MaintNotificationsConfig: NoMaintNotifications()})
 	t.Cleanup(func() { _ = client.Close() })
 	return client
 }
@@ -138,4 +140,12 @@ func Prefix(t testing.TB) string {
 		t.Fatalf("redistest: random prefix: %v", err)
 	}
 	return keyPrefix + hex.EncodeToString(b[:])
+}
+
+// NoMaintNotifications turns maintenance notifications (a Redis 8.2
+// feature) off for a test's client: in their default auto mode, go-redis
+// logs a line on every connection to a server without them (Redis 7,
+// miniredis), and tests have no use for them.
+func NoMaintNotifications() *maintnotifications.Config {
+	return &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
 }
