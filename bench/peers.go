@@ -22,6 +22,9 @@ import (
 // directory make runs in).
 const peersDir = "bench/peers/js"
 
+// jsDir is redcheck's TypeScript client, one of the peers' dependencies.
+const jsDir = "js"
+
 // peerOutput is what the Node harness printed: one JSON object per line,
 // either a row or {"bytes": {...}} (the sent / received split of a row),
 // {"meta": {...}}, {"ran": impl}, {"skip": {...}} or {"note": "..."}.
@@ -109,15 +112,11 @@ func runPeers(ctx context.Context, cfg config, redisURL string, log io.Writer) p
 	if _, err := os.Stat(filepath.Join(peersDir, "package.json")); err != nil {
 		return skipAll(fmt.Sprintf("%s not found (run from the module root): %v", peersDir, err))
 	}
-	if _, err := os.Stat(filepath.Join(peersDir, "node_modules")); err != nil {
-		fmt.Fprintf(log, "peers: installing %s/node_modules with npm ci (first run only; builds better-sqlite3)\n", peersDir)
-		ictx, cancel := context.WithTimeout(ctx, 6*time.Minute)
-		cmd := exec.CommandContext(ictx, "npm", "ci", "--no-audit", "--no-fund")
-		cmd.Dir, cmd.Stdout, cmd.Stderr = peersDir, log, log
-		err := cmd.Run()
-		cancel()
-		if err != nil {
-			return skipAll("npm ci failed: " + err.Error())
+	// redcheck-js is a file: dependency of the peers, built by npm ci with
+	// its own dev dependencies (TypeScript): those are installed first.
+	for _, dir := range []string{jsDir, peersDir} {
+		if err := npmCI(ctx, dir, log); err != nil {
+			return skipAll(err.Error())
 		}
 	}
 	var notes []string
@@ -249,4 +248,23 @@ func joinInts(xs []int) string {
 		s[i] = strconv.Itoa(x)
 	}
 	return strings.Join(s, ",")
+}
+
+// npmCI installs dir/node_modules with npm ci unless it is there (first run
+// only). A failed install is removed, so that the next run tries again.
+func npmCI(ctx context.Context, dir string, log io.Writer) error {
+	modules := filepath.Join(dir, "node_modules")
+	if _, err := os.Stat(modules); err == nil {
+		return nil
+	}
+	fmt.Fprintf(log, "peers: installing %s with npm ci (first run only)\n", modules)
+	ictx, cancel := context.WithTimeout(ctx, 6*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ictx, "npm", "ci", "--no-audit", "--no-fund")
+	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, log, log
+	if err := cmd.Run(); err != nil {
+		_ = os.RemoveAll(modules)
+		return fmt.Errorf("npm ci in %s failed: %w", dir, err)
+	}
+	return nil
 }
