@@ -24,6 +24,10 @@ import (
 // running the race detector.
 const blockLimit = 50 * time.Millisecond
 
+// fatSteps and fatWrites shape TestBoundedAtScale's chain of large
+// ancestors: its checkpoints, and the pending writes of each.
+const fatSteps, fatWrites = 400, 400
+
 // scaleChain writes a chain of n checkpoints on thread th, all of run
 // "run-"+th: "log" is a delta channel seeded at the root and written once
 // per step; "msgs" gets a new value every 100 steps. It returns the last
@@ -138,7 +142,11 @@ func TestBoundedAtScale(t *testing.T) {
 	if t.Failed() {
 		return
 	}
-	t.Logf("built 2 x %d checkpoints in %v", n, time.Since(start))
+	// A chain of large ancestors: 400 pending writes on each, so that a
+	// step of delta history is bounded by the fields it reads, not only by
+	// its ancestors (250 of these took 60 ms when it was not).
+	fat := deltaChain(t, s, "fat", fatSteps, fatWrites-1)
+	t.Logf("built 2 x %d checkpoints, and %d with %d writes each, in %v", n, fatSteps, fatWrites, time.Since(start))
 	// PING from redis-cli: this test's own garbage collector and scheduler,
 	// busy with whole-thread answers, must not count as Redis blocking.
 	// SLOWLOG from 5 ms: fewer entries, so a long run keeps its slowest.
@@ -160,6 +168,16 @@ func TestBoundedAtScale(t *testing.T) {
 				return fmt.Errorf("history: seed %v, %d writes, want %d", got.HasSeed, len(got.Writes), n-1)
 			}
 			return nil
+		}},
+		{"delta channel history, large ancestors", "fat", func() string { return "" }, func() error {
+			h, err := s.DeltaChannelHistory(ctx, fat, []string{"log"})
+			if err != nil {
+				return err
+			}
+			if got := h["log"]; !got.HasSeed || len(got.Writes) != (fatSteps-1)*fatWrites {
+				return fmt.Errorf("history: seed %v, %d writes, want %d", got.HasSeed, len(got.Writes), (fatSteps-1)*fatWrites)
+			}
+			return s.DeleteThread(ctx, "fat")
 		}},
 		{"verify", "big", latest(last.CheckpointID), func() error {
 			res, err := s.Verify(ctx, "big")

@@ -12,8 +12,10 @@ import (
 )
 
 // deltaBudget is the number of ancestors one step of DeltaChannelHistory
-// visits at most.
-const deltaBudget = 250
+// visits at most; delta_history.lua also ends a step once it has read
+// 10,000 fields of checkpoints, so that a step of large ancestors (many
+// pending writes each) takes no longer than one of small ones.
+const deltaBudget = 1000
 
 // DeltaChannelHistory returns, for each of channels, the writes since its
 // nearest seed: it walks from the parent of the checkpoint cfg (the latest
@@ -26,8 +28,9 @@ const deltaBudget = 250
 // HasSeed is false only when the chain really ends (a root, or a parent
 // deleted by DeleteForRuns or Prune) before a seed.
 //
-// The walk visits at most deltaBudget ancestors per script call, so a chain
-// of n ancestors takes n/deltaBudget+1 round trips. No channels gives an
+// The walk visits at most deltaBudget ancestors per script call, fewer
+// when they are large (10,000 checkpoint fields read end a call), so a chain
+// of n small ancestors takes n/deltaBudget+1 round trips. No channels gives an
 // empty map without calling Redis. Errors: checkpoint.ErrNotFound when the
 // target does not exist; checkpoint.ErrDataLoss when an ancestor its
 // namespace index names, a value, or the thread's head is missing, when the

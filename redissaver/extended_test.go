@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -234,36 +235,60 @@ func TestCopyThreadOntoExisting(t *testing.T) {
 	}
 }
 
-// TestDeltaHistoryLongChain: 1,000 ancestors, in bounded steps of 250:
-// four round trips.
+// TestDeltaHistoryLongChain: 1,000 small ancestors in one round trip (one
+// bounded step of up to 1,000 ancestors); ancestors with many pending
+// writes end a step once it has read 10,000 fields, so that 150 ancestors of
+// 201 writes each take four steps. Either way the history comes out whole,
+// oldest write first.
 func TestDeltaHistoryLongChain(t *testing.T) {
 	rdb := redistest.Real(t)
 	ctr := redistest.CountRoundTrips(rdb)
 	s := newSaver(t, rdb, redissaver.Options{})
 	ctx := context.Background()
-	head := deltaChain(t, s, "chain", 1000)
+	small := deltaChain(t, s, "chain", 1000)
+	fat := deltaChain(t, s, "fat", 151, 200)
 	if err := s.LoadScripts(ctx); err != nil {
 		t.Fatal(err)
 	}
-	ctr.Reset()
-	h, err := s.DeltaChannelHistory(ctx, head, []string{"log"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := ctr.Load(); got != 4 {
-		t.Errorf("%d round trips, want 4", got)
-	}
-	if hist := h["log"]; !hist.HasSeed || len(hist.Writes) != 999 || hist.Writes[0].Value != "w0" || hist.Writes[998].Value != "w998" {
-		t.Errorf("history: seed %v, %d writes", hist.HasSeed, len(hist.Writes))
+	for _, c := range []struct {
+		head         checkpoint.Config
+		trips        int64
+		steps, extra int
+	}{{small, 1, 999, 0}, {fat, 4, 150, 200}} {
+		ctr.Reset()
+		h, err := s.DeltaChannelHistory(ctx, c.head, []string{"log"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ctr.Load(); got != c.trips {
+			t.Errorf("%s: %d round trips, want %d", c.head.ThreadID, got, c.trips)
+		}
+		var want []any
+		for step := range c.steps {
+			want = append(want, deltaWrites(step, c.extra)...)
+		}
+		hist := h["log"]
+		got := make([]any, len(hist.Writes))
+		for i, w := range hist.Writes {
+			got[i] = w.Value
+		}
+		if !hist.HasSeed || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: seed %v, %d writes, want %d in order", c.head.ThreadID, hist.HasSeed, len(got), len(want))
+		}
 	}
 }
 
 // deltaChain writes n checkpoints: a DeltaSnapshot of "log" at the first,
-// one write to "log" on each (the head's own write is not history).
-func deltaChain(t testing.TB, s *redissaver.Saver, thread string, n int) checkpoint.Config {
+// and on each the writes to "log" of deltaWrites (the head's own writes
+// are not history), 1 plus extra[0] if given.
+func deltaChain(t testing.TB, s *redissaver.Saver, thread string, n int, extra ...int) checkpoint.Config {
 	t.Helper()
 	ctx := context.Background()
 	cfg := checkpoint.Config{ThreadID: thread}
+	more := 0
+	if len(extra) > 0 {
+		more = extra[0]
+	}
 	for step := range n {
 		cp := checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(), ChannelValues: map[string]any{}, ChannelVersions: map[string]string{}}
 		var nv map[string]string
@@ -276,9 +301,23 @@ func deltaChain(t testing.TB, s *redissaver.Saver, thread string, n int) checkpo
 		if cfg, err = s.Put(ctx, cfg, cp, checkpoint.Metadata{"step": step}, nv); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.PutWrites(ctx, cfg, []checkpoint.Write{{Channel: "log", Value: fmt.Sprint("w", step)}}, "task", ""); err != nil {
+		var ws []checkpoint.Write
+		for _, v := range deltaWrites(step, more) {
+			ws = append(ws, checkpoint.Write{Channel: "log", Value: v})
+		}
+		if err := s.PutWrites(ctx, cfg, ws, "task", ""); err != nil {
 			t.Fatal(err)
 		}
 	}
 	return cfg
+}
+
+// deltaWrites are the values deltaChain writes at a step, in index order:
+// "w<step>", then extra more.
+func deltaWrites(step, extra int) []any {
+	out := []any{fmt.Sprint("w", step)}
+	for k := range extra {
+		out = append(out, fmt.Sprintf("w%d.%d", step, k))
+	}
+	return out
 }

@@ -21,9 +21,11 @@
 --          and is in no index).
 --          Errors: "DATALOSS <what>" for a missing indexed checkpoint hash, a missing value, a lost head;
 --          "CYCLE <id>" when the parent chain returns to a checkpoint this step visited.
--- Work bound: at most ARGV[7] ancestors, each O(its fields) (a write: one string.sub per distinct length
---          of the open channels' prefixes, at most one per channel) and one HGET per open channel it holds
---          a version of, none when this step already read that version's value empty.
+-- Work bound: at most ARGV[7] ancestors, and no ancestor past the first once the step has read 10,000
+--          checkpoint fields (FIELDS below: ancestors with many pending writes end the step sooner); each
+--          ancestor O(its fields) (a write: one string.sub per distinct length of the open channels'
+--          prefixes, at most one per channel) and one HGET per open channel it holds a version of, none
+--          when this step already read that version's value empty.
 local sb, enct, encns, cursor = ARGV[1], ARGV[2], ARGV[3], ARGV[5]
 local budget = tonumber(ARGV[7])
 local now = now_ms()
@@ -93,10 +95,13 @@ local done, empty, group, count, pend, pendv = {}, {}, {}, {}, {}, {}
 local kind = {p = 1}
 local byte, sub = string.byte, string.sub
 
+-- The fields a step reads at most before its last ancestor: with the ancestor budget, what bounds a step's
+-- time whatever the size of the ancestors.
+local FIELDS = 10000
 local visited = {[id] = true}
 local cpbase = nb .. ':cp:'
-local steps = 0
-while cur and open > 0 and steps < budget do
+local steps, fields = 0, 0
+while cur and open > 0 and steps < budget and fields < FIELDS do
   if visited[cur] then return redis.error_reply('CYCLE parent chain returns to ' .. cur) end
   visited[cur] = true
   steps = steps + 1
@@ -107,6 +112,7 @@ while cur and open > 0 and steps < budget do
     cur = nil
     break
   end
+  fields = fields + #flat / 2
   local nextp, np = false, 0
   for i = 1, #flat, 2 do
     local f = flat[i]
