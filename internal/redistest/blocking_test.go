@@ -41,7 +41,8 @@ func TestBlockMeterSeesABlock(t *testing.T) {
 			if slow < 100*time.Millisecond || slow > took {
 				t.Errorf("SLOWLOG read %v for an EVAL of %v; want 100 ms or more, and no more than the EVAL", slow, took)
 			}
-			if want := "eval " + busyLoop; cmd != want {
+			want := "eval " + busyLoop
+			if cmd != want {
 				t.Errorf("slowest command %q; want %q", cmd, want)
 			}
 			// A PING sent during the loop waits for its end: it reads the
@@ -58,7 +59,10 @@ func TestBlockMeterSeesABlock(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 			idlePing, idleSlow, idleCmd := m.Read(t)
 			t.Logf("idle: worst PING %v, worst SLOWLOG %v (%s)", idlePing, idleSlow, idleCmd)
-			if idleSlow != 0 || idleCmd != "" || idlePing >= slow/2 {
+			// Forgotten: nothing near the block's length, and not the
+			// loop. (An idle command can still log a few ms: a VM here
+			// stalls processes for up to 31 ms, redis-cli --intrinsic-latency.)
+			if idleSlow >= slow/2 || idleCmd == want || idlePing >= slow/2 {
 				t.Errorf("after Reset, idle: worst PING %v, SLOWLOG %v (%q); want the block forgotten", idlePing, idleSlow, idleCmd)
 			}
 		})
