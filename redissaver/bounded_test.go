@@ -28,6 +28,29 @@ const blockLimit = 50 * time.Millisecond
 // ancestors: its checkpoints, and the pending writes of each.
 const fatSteps, fatWrites = 400, 400
 
+// largeSteps is the number of checkpoints of TestBoundedAtScale's thread of
+// large values, each with a new 1 MiB value.
+const largeSteps = 60
+
+// largeChain writes n checkpoints on thread th, each with a new 1 MiB value
+// of channel "big", and returns the last config.
+func largeChain(t *testing.T, s *redissaver.Saver, th string, n int) checkpoint.Config {
+	t.Helper()
+	ctx := context.Background()
+	cfg := checkpoint.Config{ThreadID: th}
+	for i := range n {
+		ver := fmt.Sprint(i + 1)
+		cp := checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(),
+			ChannelValues:   map[string]any{"big": fmt.Sprint(i, strings.Repeat("x", 1<<20))},
+			ChannelVersions: map[string]string{"big": ver}}
+		var err error
+		if cfg, err = s.Put(ctx, cfg, cp, nil, map[string]string{"big": ver}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return cfg
+}
+
 // scaleChain writes a chain of n checkpoints on thread th, all of run
 // "run-"+th: "log" is a delta channel seeded at the root and written once
 // per step; "msgs" gets a new value every 100 steps. It returns the last
@@ -144,9 +167,14 @@ func TestBoundedAtScale(t *testing.T) {
 	}
 	// A chain of large ancestors: 400 pending writes on each, so that a
 	// step of delta history is bounded by the fields it reads, not only by
-	// its ancestors (250 of these took 60 ms when it was not).
+	// its ancestors (250 of these took 140 ms when it was not).
 	fat := deltaChain(t, s, "fat", fatSteps, fatWrites-1)
-	t.Logf("built 2 x %d checkpoints, and %d with %d writes each, in %v", n, fatSteps, fatWrites, time.Since(start))
+	// A thread of large values: each checkpoint a new 1 MiB value, so that
+	// every step that reads values is bounded by their bytes, not only by
+	// their number (a List page, a copy, a check or a sweep of the values
+	// read 64 MiB in one call, 75-384 ms, when it was not).
+	large := largeChain(t, s, "large", largeSteps)
+	t.Logf("built 2 x %d checkpoints, %d with %d writes each, %d with a 1 MiB value each, in %v", n, fatSteps, fatWrites, largeSteps, time.Since(start))
 	// PING from redis-cli: this test's own garbage collector and scheduler,
 	// busy with whole-thread answers, must not count as Redis blocking.
 	// SLOWLOG from 5 ms: fewer entries, so a long run keeps its slowest.
@@ -245,6 +273,41 @@ func TestBoundedAtScale(t *testing.T) {
 				return fmt.Errorf("GetTuple after delete: %v", err)
 			}
 			return nil
+		}},
+		{"large values: list, verify, copy, prune, delete", "large", latest(large.CheckpointID), func() error {
+			got := 0
+			for tup, err := range s.List(ctx, checkpoint.ListQuery{ThreadID: "large"}) {
+				if err != nil {
+					return err
+				}
+				if v, _ := tup.Checkpoint.ChannelValues["big"].(string); len(v) < 1<<20 {
+					return fmt.Errorf("list: a value of %d bytes", len(v))
+				}
+				got++
+			}
+			if got != largeSteps {
+				return fmt.Errorf("list: %d checkpoints, want %d", got, largeSteps)
+			}
+			res, err := s.Verify(ctx, "large")
+			if err != nil {
+				return err
+			}
+			if len(res.Violations) != 0 || res.Checkpoints != largeSteps {
+				return fmt.Errorf("verify: %d checkpoints, violations %v", res.Checkpoints, res.Violations)
+			}
+			if err := s.CopyThread(ctx, "large", "large-copy"); err != nil {
+				return err
+			}
+			if err := s.Prune(ctx, []string{"large-copy"}, checkpoint.PruneKeepLatest); err != nil {
+				return err
+			}
+			if got := count(t, s, "large-copy"); got != 1 {
+				return fmt.Errorf("%d checkpoints left in the pruned copy, want 1", got)
+			}
+			if err := s.DeleteThread(ctx, "large-copy"); err != nil {
+				return err
+			}
+			return s.DeleteThread(ctx, "large")
 		}},
 		{"sweep", "big", latest(last.CheckpointID), func() error {
 			_, err := s.Sweep(ctx)

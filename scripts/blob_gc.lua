@@ -16,7 +16,8 @@
 -- Returns: {phase to run next ("mark", "sweep" or "" when done), its cursor, values deleted by this step}.
 --          Done at once when the thread's generation is no longer ARGV[3] (deleted or replaced: the
 --          reclaim of the old generation takes everything).
--- Work bound: O(ARGV[7]) commands (a checkpoint's fields when marking).
+-- Work bound: O(ARGV[7]) commands (a checkpoint's fields when marking); a sweep reads about 2 MiB of values
+--          at most (hscan_bounded), plus one HSCAN's.
 local sb, enct, gen, encns, phase, cursor = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 local budget = tonumber(ARGV[7])
 if redis.call('HGET', KEYS[1], 'g') ~= gen then return {'', '', 0} end
@@ -42,7 +43,7 @@ if phase == 'mark' then
   return {'mark', ids[#ids], 0}
 end
 if redis.call('EXISTS', keep) == 0 then return {'', '', 0} end -- a job that ended (or another one's sweep)
-local r = redis.call('HSCAN', nb .. ':blobs', cursor, 'COUNT', budget)
+local r = hscan_bounded(nb .. ':blobs', cursor, budget)
 local drop = {}
 for i = 1, #r[2], 2 do
   if redis.call('SISMEMBER', keep, r[2][i]) == 0 then drop[#drop + 1] = r[2][i] end

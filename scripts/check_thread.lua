@@ -18,7 +18,8 @@
 --          tidx, nsidx, ns: members; blobs: field, value, ...; cps: one {id, checkpoint hash as field,
 --          value, ... (empty when there is no such hash), in the shard index (1 or 0), in its run index (1
 --          or 0; -1 without a run; -2 when its run key lies outside the shard)} per id.
--- Work bound: O(ARGV[7]) members or fields, or at most ARGV[7] checkpoints (each O(its fields)).
+-- Work bound: O(ARGV[7]) members or fields, or at most ARGV[7] checkpoints (each O(its fields)); a page of
+--          values holds about 2 MiB at most (hscan_bounded), plus one HSCAN's.
 local base, enct, part, encns, cursor = ARGV[1], ARGV[2], ARGV[4], ARGV[5], ARGV[6]
 local budget = tonumber(ARGV[7])
 local gen, state, detail = thread_state(base, enct, now_ms())
@@ -46,7 +47,7 @@ end
 if part == 'tidx' then return zpage(gb .. ':idx') end
 if part == 'nsidx' then return zpage(nb .. ':idx') end
 if part == 'ns' then return scanpage(redis.call('SSCAN', gb .. ':ns', cursor, 'COUNT', budget)) end
-if part == 'blobs' then return scanpage(redis.call('HSCAN', nb .. ':blobs', cursor, 'COUNT', budget)) end
+if part == 'blobs' then return scanpage(hscan_bounded(nb .. ':blobs', cursor, budget)) end
 
 local runbase = base .. 'run:'
 local out = {'ok', gen, ''}

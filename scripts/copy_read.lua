@@ -13,7 +13,8 @@
 --          {generation, next cursor ("0" for ns and blobs, "" for cps, at the end), then: ns: namespaces;
 --           cps: {id, checkpoint hash as field, value, ...} per checkpoint; blobs: field, value, ...}.
 --          "DATALOSS <what>" for a lost head, namespace set or indexed checkpoint hash.
--- Work bound: O(ARGV[7]) members, fields or checkpoints (each O(its fields)).
+-- Work bound: O(ARGV[7]) members, fields or checkpoints (each O(its fields)); a page of values holds about
+--          2 MiB at most (hscan_bounded), plus one HSCAN's.
 local sb, enct, part, encns, cursor = ARGV[1], ARGV[2], ARGV[4], ARGV[5], ARGV[6]
 local budget = tonumber(ARGV[7])
 local gen, state, detail = thread_state(sb, enct, now_ms(), true)
@@ -30,7 +31,7 @@ if part == 'ns' then
 end
 local nb = gb .. ':n:' .. encns
 if part == 'blobs' then
-  local r = redis.call('HSCAN', nb .. ':blobs', cursor, 'COUNT', budget)
+  local r = hscan_bounded(nb .. ':blobs', cursor, budget)
   local out = {gen, r[1]}
   for _, v in ipairs(r[2]) do out[#out + 1] = v end
   return out

@@ -21,6 +21,31 @@ local function chunked(cmd, key, list, step)
   return out
 end
 
+-- Scans a hash from cursor (HSCAN) until about count fields, or fields whose values hold 2 MiB, have been
+-- read, whichever comes first: HSCAN's COUNT starts at 1 and doubles, at most to what the bytes left allow
+-- at the largest value seen, so a page of large values ends early (the values hash of 1 MiB values: a few
+-- per call, where a COUNT of 64 read 64 MiB into Lua). Returns the HSCAN reply's shape: {next cursor ("0"
+-- at the end), {field, value, ...}}. O(count) fields, and about 2 MiB of values plus one HSCAN's.
+local function hscan_bounded(key, cursor, count)
+  local maxbytes = 2097152
+  local out, n, bytes, largest, step = {}, 0, 0, 1, 1
+  repeat
+    local r = redis.call('HSCAN', key, cursor, 'COUNT', step)
+    cursor = r[1]
+    local page = r[2]
+    for i = 1, #page, 2 do
+      local size = #page[i + 1]
+      out[#out + 1] = page[i]
+      out[#out + 1] = page[i + 1]
+      n = n + 1
+      bytes = bytes + size
+      if size > largest then largest = size end
+    end
+    step = math.min(step * 2, count - n, math.floor((maxbytes - bytes) / largest))
+  until cursor == '0' or step < 1
+  return {cursor, out}
+end
+
 -- Splits s on the byte "\0" (binary safe). O(#s).
 local function split0(s)
   local out, from = {}, 1

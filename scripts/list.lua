@@ -23,7 +23,9 @@
 --          walk. Shard entries of generations no longer current (deleted or expired threads awaiting
 --          reclaim) are skipped. "DATALOSS <what>" when an entry's checkpoint hash, a value, a thread head
 --          or an index is missing.
--- Work bound: at most ARGV[9] index entries, each O(log n + filter pairs), plus the page's checkpoints.
+-- Work bound: at most ARGV[9] index entries, each O(log n + filter pairs), plus the page's checkpoints; a
+--          page of whole checkpoints also ends once their values hold 4 MiB (BYTES below: the first
+--          checkpoint always goes in), with the cursor where it stopped.
 local mode, sb = ARGV[1], ARGV[2]
 local page, budget, refs = tonumber(ARGV[8]), tonumber(ARGV[9]), ARGV[10] == '1'
 local nsonly, ttl = ARGV[11], tonumber(ARGV[12])
@@ -85,11 +87,15 @@ end
 local out = {'', genread}
 local last = ''
 local examined = 0
+-- The bytes of values a page of whole checkpoints reads at most before its last checkpoint: with the page
+-- size, what bounds a call's time whatever the size of the values.
+local BYTES = 4194304
+local bytes = 0
 local upper = ARGV[6]
 local chunk = page + 1
 local more = true -- the index may hold entries beyond the last examined
 local renew = {}
-while more and examined < budget and #out - 2 < page do
+while more and examined < budget and #out - 2 < page and bytes < BYTES do
   local want = math.min(chunk, budget - examined)
   local members = redis.call('ZREVRANGEBYLEX', index, upper, ARGV[7], 'LIMIT', 0, want)
   more = #members == want
@@ -122,10 +128,11 @@ while more and examined < budget and #out - 2 < page do
           if not cp then return dataloss('checkpoint hash ' .. cpkey) end
           if cp.err then return cp end
           out[#out + 1] = {member, cp[1], cp[2], cp[3]}
+          for _, v in ipairs(cp[2]) do bytes = bytes + #v end
         end
         if enct then renew[enct] = true end
-        if #out - 2 >= page then
-          -- The page is full. Entries lie beyond if this chunk holds more; if it ended a full chunk,
+        if #out - 2 >= page or bytes >= BYTES then
+          -- The page is full (or holds BYTES of values). Entries lie beyond if this chunk holds more; if it ended a full chunk,
           -- one more entry tells.
           if i < #members then
             more = true
