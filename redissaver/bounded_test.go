@@ -33,11 +33,13 @@ const fatSteps, fatWrites = 400, 400
 const largeSteps = 60
 
 // largeChain writes n checkpoints on thread th, each with a new 1 MiB value
-// of channel "big", and returns the last config.
-func largeChain(t *testing.T, s *redissaver.Saver, th string, n int) checkpoint.Config {
+// of channel "big" (checkpoint i's starts with i), and returns the last
+// config and the IDs, oldest first.
+func largeChain(t *testing.T, s *redissaver.Saver, th string, n int) (checkpoint.Config, []string) {
 	t.Helper()
 	ctx := context.Background()
 	cfg := checkpoint.Config{ThreadID: th}
+	var ids []string
 	for i := range n {
 		ver := fmt.Sprint(i + 1)
 		cp := checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(),
@@ -47,8 +49,9 @@ func largeChain(t *testing.T, s *redissaver.Saver, th string, n int) checkpoint.
 		if cfg, err = s.Put(ctx, cfg, cp, nil, map[string]string{"big": ver}); err != nil {
 			t.Fatal(err)
 		}
+		ids = append(ids, cp.ID)
 	}
-	return cfg
+	return cfg, ids
 }
 
 // scaleChain writes a chain of n checkpoints on thread th, all of run
@@ -173,7 +176,7 @@ func TestBoundedAtScale(t *testing.T) {
 	// every step that reads values is bounded by their bytes, not only by
 	// their number (a List page, a copy, a check or a sweep of the values
 	// read 64 MiB in one call, 75-384 ms, when it was not).
-	large := largeChain(t, s, "large", largeSteps)
+	large, _ := largeChain(t, s, "large", largeSteps)
 	t.Logf("built 2 x %d checkpoints, %d with %d writes each, %d with a 1 MiB value each, in %v", n, fatSteps, fatWrites, largeSteps, time.Since(start))
 	// PING from redis-cli: this test's own garbage collector and scheduler,
 	// busy with whole-thread answers, must not count as Redis blocking.

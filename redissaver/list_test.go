@@ -115,19 +115,8 @@ func TestListPageBytes(t *testing.T) {
 			rdb := b.client(t)
 			ctx := context.Background()
 			s := newSaver(t, rdb, redissaver.Options{})
-			cfg := checkpoint.Config{ThreadID: "large"}
-			var ids []string // newest first
-			for i := range 10 {
-				ver := fmt.Sprint(i + 1)
-				cp := checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(),
-					ChannelValues:   map[string]any{"big": fmt.Sprint(i, strings.Repeat("x", 1<<20))},
-					ChannelVersions: map[string]string{"big": ver}}
-				var err error
-				if cfg, err = s.Put(ctx, cfg, cp, nil, map[string]string{"big": ver}); err != nil {
-					t.Fatal(err)
-				}
-				ids = append([]string{cp.ID}, ids...)
-			}
+			_, ids := largeChain(t, s, "large", 10)
+			slices.Reverse(ids) // newest first
 			must(t, s.LoadScripts(ctx))
 			ctr := redistest.CountRoundTrips(rdb)
 			ns := ""
