@@ -24,12 +24,14 @@ end
 -- Scans a hash from cursor (HSCAN) until about count fields, or fields whose values hold 2 MiB, have been
 -- read, whichever comes first: HSCAN's COUNT starts at 1 and doubles, at most to what the bytes left allow
 -- at the largest value seen, so a page of large values ends early (the values hash of 1 MiB values: a few
--- per call, where a COUNT of 64 read 64 MiB into Lua). Returns the HSCAN reply's shape: {next cursor ("0"
--- at the end), {field, value, ...}}. O(count) fields, and about 2 MiB of values plus one HSCAN's.
+-- per call, where a COUNT of 64 read 64 MiB into Lua). At most 12 HSCAN calls (a sparse hash can answer
+-- pages with nothing in them). Returns the HSCAN reply's shape: {next cursor ("0" at the end), {field,
+-- value, ...}}. O(count) fields, and about 2 MiB of values plus one HSCAN's.
 local function hscan_bounded(key, cursor, count)
   local maxbytes = 2097152
-  local out, n, bytes, largest, step = {}, 0, 0, 1, 1
+  local out, n, bytes, largest, step, calls = {}, 0, 0, 1, 1, 0
   repeat
+    calls = calls + 1
     local r = redis.call('HSCAN', key, cursor, 'COUNT', step)
     cursor = r[1]
     local page = r[2]
@@ -42,7 +44,7 @@ local function hscan_bounded(key, cursor, count)
       if size > largest then largest = size end
     end
     step = math.min(step * 2, count - n, math.floor((maxbytes - bytes) / largest))
-  until cursor == '0' or step < 1
+  until cursor == '0' or step < 1 or calls >= 12
   return {cursor, out}
 end
 
