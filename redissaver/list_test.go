@@ -108,7 +108,8 @@ func head(ids []string) []string { return ids[:min(3, len(ids))] }
 // large values blocks Redis no longer than one over small ones (100
 // checkpoints of 1 MiB took 250 ms in one call before). Ten checkpoints of
 // 1 MiB each come in pages of 4, 4 and 2, newest first, with their values;
-// the thread's index and the namespace's alike.
+// the thread's index and the namespace's alike; and so do ten checkpoints
+// each holding a pending write of 1 MiB.
 func TestListPageBytes(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
@@ -117,6 +118,17 @@ func TestListPageBytes(t *testing.T) {
 			s := newSaver(t, rdb, redissaver.Options{})
 			_, ids := largeChain(t, s, "large", 10)
 			slices.Reverse(ids) // newest first
+			// The same size in pending writes: a checkpoint hash of 1 MiB.
+			wcfg := checkpoint.Config{ThreadID: "large-writes"}
+			var wids []string
+			for range 10 {
+				var err error
+				if wcfg, err = s.Put(ctx, wcfg, checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID()}, nil, nil); err != nil {
+					t.Fatal(err)
+				}
+				must(t, s.PutWrites(ctx, wcfg, []checkpoint.Write{{Channel: "big", Value: strings.Repeat("w", 1<<20)}}, "task", ""))
+				wids = append([]string{wcfg.CheckpointID}, wids...)
+			}
 			must(t, s.LoadScripts(ctx))
 			ctr := redistest.CountRoundTrips(rdb)
 			ns := ""
@@ -139,6 +151,20 @@ func TestListPageBytes(t *testing.T) {
 				if n := ctr.Load(); n != 3 {
 					t.Errorf("ns=%v: %d round trips, want 3 pages (4, 4 and 2 checkpoints)", q.CheckpointNS != nil, n)
 				}
+			}
+			ctr.Reset()
+			var got []string
+			for tup, err := range s.List(ctx, checkpoint.ListQuery{ThreadID: "large-writes"}) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(tup.PendingWrites) != 1 || len(fmt.Sprint(tup.PendingWrites[0].Value)) != 1<<20 {
+					t.Fatalf("checkpoint %s: pending writes %d", tup.Config.CheckpointID, len(tup.PendingWrites))
+				}
+				got = append(got, tup.Config.CheckpointID)
+			}
+			if !slices.Equal(got, wids) || ctr.Load() != 3 {
+				t.Errorf("large writes: listed %d of %d in %d round trips, want 3 pages", len(got), len(wids), ctr.Load())
 			}
 		})
 	}

@@ -22,7 +22,8 @@
 --          Errors: "DATALOSS <what>" for a missing indexed checkpoint hash, a missing value, a lost head;
 --          "CYCLE <id>" when the parent chain returns to a checkpoint this step visited.
 -- Work bound: at most ARGV[7] ancestors, and no ancestor past the first once the step has read 10,000
---          checkpoint fields (FIELDS below: ancestors with many pending writes end the step sooner); each
+--          checkpoint fields or collected 4 MiB of writes and seeds (FIELDS and BYTES below: ancestors with
+--          many or large pending writes end the step sooner); each
 --          ancestor O(its fields) (a write: one string.sub per distinct length of the open channels'
 --          prefixes, at most one per channel) and one HGET per open channel it holds a version of, none
 --          when this step already read that version's value empty.
@@ -98,10 +99,12 @@ local byte, sub = string.byte, string.sub
 -- The fields a step reads at most before its last ancestor: with the ancestor budget, what bounds a step's
 -- time whatever the size of the ancestors.
 local FIELDS = 10000
+-- Likewise the bytes of the writes and seeds it collects (large writes end the step sooner).
+local BYTES = 4194304
 local visited = {[id] = true}
 local cpbase = nb .. ':cp:'
-local steps, fields = 0, 0
-while cur and open > 0 and steps < budget and fields < FIELDS do
+local steps, fields, bytes = 0, 0, 0
+while cur and open > 0 and steps < budget and fields < FIELDS and bytes < BYTES do
   if visited[cur] then return redis.error_reply('CYCLE parent chain returns to ' .. cur) end
   visited[cur] = true
   steps = steps + 1
@@ -144,6 +147,7 @@ while cur and open > 0 and steps < budget and fields < FIELDS do
             l[n + 1] = f
             l[n + 2] = v
             size[ch] = n + 2
+            bytes = bytes + #v
           end
           break
         end
@@ -166,6 +170,7 @@ while cur and open > 0 and steps < budget and fields < FIELDS do
       done[ch] = true
       open = open - 1
       list[ch][1] = val
+      bytes = bytes + #val
     end
   end
   cur = nextp

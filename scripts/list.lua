@@ -24,8 +24,8 @@
 --          reclaim) are skipped. "DATALOSS <what>" when an entry's checkpoint hash, a value, a thread head
 --          or an index is missing.
 -- Work bound: at most ARGV[9] index entries, each O(log n + filter pairs), plus the page's checkpoints; a
---          page of whole checkpoints also ends once their values hold 4 MiB (BYTES below: the first
---          checkpoint always goes in), with the cursor where it stopped.
+--          page of whole checkpoints also ends once their values and hashes (pending writes) hold 4 MiB
+--          (BYTES below: the first checkpoint always goes in), with the cursor where it stopped.
 local mode, sb = ARGV[1], ARGV[2]
 local page, budget, refs = tonumber(ARGV[8]), tonumber(ARGV[9]), ARGV[10] == '1'
 local nsonly, ttl = ARGV[11], tonumber(ARGV[12])
@@ -87,8 +87,8 @@ end
 local out = {'', genread}
 local last = ''
 local examined = 0
--- The bytes of values a page of whole checkpoints reads at most before its last checkpoint: with the page
--- size, what bounds a call's time whatever the size of the values.
+-- The bytes of values and hashes a page of whole checkpoints reads at most before its last checkpoint: with
+-- the page size, what bounds a call's time whatever the size of the values and pending writes.
 local BYTES = 4194304
 local bytes = 0
 local upper = ARGV[6]
@@ -129,6 +129,7 @@ while more and examined < budget and #out - 2 < page and bytes < BYTES do
           if cp.err then return cp end
           out[#out + 1] = {member, cp[1], cp[2], cp[3]}
           for _, v in ipairs(cp[2]) do bytes = bytes + #v end
+          for j = 2, #cp[1], 2 do bytes = bytes + #cp[1][j] end -- its pending writes, above all
         end
         if enct then renew[enct] = true end
         if #out - 2 >= page or bytes >= BYTES then
