@@ -133,8 +133,8 @@ while more and examined < budget and #out - 2 < page and bytes < BYTES do
         end
         if enct then renew[enct] = true end
         if #out - 2 >= page or bytes >= BYTES then
-          -- The page is full (or holds BYTES of values). Entries lie beyond if this chunk holds more; if it ended a full chunk,
-          -- one more entry tells.
+          -- The page is full (or holds BYTES). Entries lie beyond if this chunk holds more; if it ended a
+          -- full chunk, one more entry tells.
           if i < #members then
             more = true
           elseif more then

@@ -224,8 +224,11 @@ func (s *Subscriber) xreadChecked(rdb redis.UniversalClient) func(ctx context.Co
 			if len(msgs) > 0 {
 				out[i].first = msgs[0].ID
 			}
-			held := [2]bool{true, true}
+			// A position not read (it claims no entry) counts as held; pos
+			// equal to pre was read once, as pre.
+			var held [2]bool
 			for h, c := range at[i] {
+				held[h] = c == nil
 				if c == nil {
 					continue
 				}
@@ -235,8 +238,8 @@ func (s *Subscriber) xreadChecked(rdb redis.UniversalClient) func(ctx context.Co
 				}
 				held[h] = len(msgs) > 0
 			}
-			if at[i][1] == nil { // pos is pre, or claims no entry
-				held[1] = held[0] || !realPosition(ids[i])
+			if ids[i] == pre[i] {
+				held[1] = held[0]
 			}
 			out[i].preHeld, out[i].posHeld = held[0], held[1]
 		}
