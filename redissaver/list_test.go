@@ -129,6 +129,18 @@ func TestListPageBytes(t *testing.T) {
 				must(t, s.PutWrites(ctx, wcfg, []checkpoint.Write{{Channel: "big", Value: strings.Repeat("w", 1<<20)}}, "task", ""))
 				wids = append([]string{wcfg.CheckpointID}, wids...)
 			}
+			// Legacy checkpoints (v < 4) carry their parent's writes too: 1 MiB
+			// of their own and 1 MiB of the parent's.
+			lcfg := checkpoint.Config{ThreadID: "large-legacy"}
+			var lids []string
+			for range 10 {
+				var err error
+				if lcfg, err = s.Put(ctx, lcfg, checkpoint.Checkpoint{V: 3, ID: checkpoint.NewID()}, nil, nil); err != nil {
+					t.Fatal(err)
+				}
+				must(t, s.PutWrites(ctx, lcfg, []checkpoint.Write{{Channel: "big", Value: strings.Repeat("w", 1<<20)}}, "task", ""))
+				lids = append([]string{lcfg.CheckpointID}, lids...)
+			}
 			must(t, s.LoadScripts(ctx))
 			ctr := redistest.CountRoundTrips(rdb)
 			ns := ""
@@ -165,6 +177,18 @@ func TestListPageBytes(t *testing.T) {
 			}
 			if !slices.Equal(got, wids) || ctr.Load() != 3 {
 				t.Errorf("large writes: listed %d of %d in %d round trips, want 3 pages", len(got), len(wids), ctr.Load())
+			}
+			ctr.Reset()
+			got = nil
+			for tup, err := range s.List(ctx, checkpoint.ListQuery{ThreadID: "large-legacy"}) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, tup.Config.CheckpointID)
+			}
+			// 2 MiB each but the oldest: pages of 2, 2, 2, 2 and 2.
+			if !slices.Equal(got, lids) || ctr.Load() != 5 {
+				t.Errorf("legacy: listed %d of %d in %d round trips, want 5 pages", len(got), len(lids), ctr.Load())
 			}
 		})
 	}

@@ -24,7 +24,8 @@
 --          reclaim) are skipped. "DATALOSS <what>" when an entry's checkpoint hash, a value, a thread head
 --          or an index is missing.
 -- Work bound: at most ARGV[9] index entries, each O(log n + filter pairs), plus the page's checkpoints; a
---          page of whole checkpoints also ends once their values and hashes (pending writes) hold 4 MiB
+--          page of whole checkpoints also ends once their values and hashes (pending writes, and the parent's
+--          writes a legacy checkpoint carries) hold 4 MiB
 --          (BYTES below: the first checkpoint always goes in), with the cursor where it stopped.
 local mode, sb = ARGV[1], ARGV[2]
 local page, budget, refs = tonumber(ARGV[8]), tonumber(ARGV[9]), ARGV[10] == '1'
@@ -130,6 +131,7 @@ while more and examined < budget and #out - 2 < page and bytes < BYTES do
           out[#out + 1] = {member, cp[1], cp[2], cp[3]}
           for _, v in ipairs(cp[2]) do bytes = bytes + #v end
           for j = 2, #cp[1], 2 do bytes = bytes + #cp[1][j] end -- its pending writes, above all
+          for j = 2, #cp[3], 2 do bytes = bytes + #cp[3][j] end -- its parent's writes (legacy only)
         end
         if enct then renew[enct] = true end
         if #out - 2 >= page or bytes >= BYTES then
