@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/graphstate/redcheck/internal/scriptrun"
@@ -26,17 +27,21 @@ import (
 //
 // Put is one round trip and one atomic unit: the checkpoint, its values,
 // the indexes, the thread registry and the thread's lease change together or
-// not at all. Once the saver knows the thread's generation (from its last
-// Put or GetTuple of the thread), the values go by a plain HSET in the same
-// MULTI/EXEC as the script, so no value byte enters Lua; a refusal takes
-// them back (docs/storage-format.md, "Writing a checkpoint"). When that
-// generation turned stale meanwhile (the thread was deleted or replaced), or
-// Redis discarded the transaction, nothing was written and Put sends the
-// values through the script: a second round trip. Re-putting an existing ID
-// with the same parent replaces its checkpoint and metadata and keeps its
-// pending writes. A call re-sent by
-// the client after a network error finds its own checkpoint and changes
-// nothing.
+// not at all. When the saver knows the thread's generation (from its last
+// Put or GetTuple of the thread), or the checkpoint is a root in a thread it
+// does not know (a new thread, most likely), the values go by a plain HSET
+// in the same MULTI/EXEC as the script, so no value byte enters Lua; a
+// refusal takes them back (docs/storage-format.md, "Writing a checkpoint").
+// When that guess was stale (the thread was deleted, replaced, or already
+// exists), nothing was written and Put stages the values again knowing the
+// live generation, then through the script; when Redis discarded the
+// transaction, it sends them through the script: a second round trip.
+// Re-putting an existing ID with the same parent replaces its checkpoint
+// and metadata and keeps its pending writes. A call re-sent by the client
+// after a network error (go-redis re-sends a script call, not a
+// transaction) finds its own checkpoint and changes nothing; a Put whose
+// reply was lost returns the error, and may have been stored: calling it
+// again re-puts the same checkpoint.
 //
 // Errors, all before anything is written: checkpoint.ErrInvalidConfig for a
 // missing or over-long thread ID or namespace or a malformed parent ID;
@@ -68,22 +73,34 @@ func (s *Saver) Put(ctx context.Context, cfg checkpoint.Config, cp checkpoint.Ch
 	if err := validateStep(md); err != nil {
 		return checkpoint.Config{}, err
 	}
-	return s.put(ctx, cfg, cp, md, newVersions, true)
+	return s.put(ctx, cfg, cp, md, newVersions, 2)
 }
 
-// put is Put once validated. With staging allowed and the thread's
-// generation known, the values go by plain HSET in the same MULTI/EXEC as
-// the script, under fields qualified by the call token (no value enters
-// Lua); else through the script.
-func (s *Saver) put(ctx context.Context, cfg checkpoint.Config, cp checkpoint.Checkpoint, md checkpoint.Metadata, newVersions map[string]string, staging bool) (checkpoint.Config, error) {
+// stageTTL bounds the life of a stage key whose script never ran (Redis
+// lacked it and the transaction could not be sent again): put.lua renames
+// or deletes a stage key in the same transaction.
+const stageTTL = 10 * time.Minute
+
+// put is Put once validated, with stagings staged attempts left. A staged
+// attempt sends the values by plain HSET in the same MULTI/EXEC as the
+// script, under fields qualified by the call token (no value enters Lua):
+// to the values hash of the thread's generation when the saver knows it,
+// or, for a root checkpoint of a thread it does not know (a new thread,
+// most likely), to a stage key for the generation the call proposes. A
+// stale guess (status 3: nothing written) is tried again knowing the live
+// generation; with no staged attempt left the values go through the script.
+func (s *Saver) put(ctx context.Context, cfg checkpoint.Config, cp checkpoint.Checkpoint, md checkpoint.Metadata, newVersions map[string]string, stagings int) (checkpoint.Config, error) {
 	th, ns := cfg.ThreadID, cfg.CheckpointNS
-	token := keys.NewGen()
+	token, newGen := keys.NewGen(), keys.NewGen()
 	gen := ""
-	if staging {
-		gen, _ = s.gens.get(th)
+	if stagings > 0 && len(newVersions) > 0 {
+		var known bool
+		if gen, known = s.gens.get(th); !known && cfg.CheckpointID == "" {
+			gen = newGen
+		}
 	}
 	suffix := ""
-	if gen != "" && len(newVersions) > 0 {
+	if gen != "" {
 		suffix = mb.Staged(token)
 	}
 	fields, runID, err := s.checkpointFields(cfg.CheckpointID, cp, md, newVersions, suffix)
@@ -116,7 +133,7 @@ func (s *Saver) put(ctx context.Context, cfg checkpoint.Config, cp checkpoint.Ch
 	}
 	args := make([]any, 0, 10+len(event)+len(fields)+len(blobs))
 	args = append(args, s.layout.ShardBase(shard), keys.Encode(th), keys.Encode(ns), cp.ID, cfg.CheckpointID,
-		keys.NewGen(), token, s.opts.ttlMillis(), len(fields)/2, len(blobs)/2)
+		newGen, token, s.opts.ttlMillis(), len(fields)/2, len(blobs)/2)
 	args = append(args, event...)
 	for _, f := range fields {
 		args = append(args, f)
@@ -128,7 +145,11 @@ func (s *Saver) put(ctx context.Context, cfg checkpoint.Config, cp checkpoint.Ch
 		}
 		cmd = s.run(ctx, scriptrun.Put, keyList, args...)
 	} else {
+		stage := gen == newGen
 		values := s.layout.Blobs(th, gen, ns)
+		if stage {
+			values = s.layout.Stage(shard, token)
+		}
 		args[9] = -len(blobs) / 2
 		hset := make([]any, 0, len(blobs))
 		for i := 0; i < len(blobs); i += 2 {
@@ -136,13 +157,17 @@ func (s *Saver) put(ctx context.Context, cfg checkpoint.Config, cp checkpoint.Ch
 			hset = append(hset, blobs[i], blobs[i+1])
 		}
 		args = append(args, inherited)
-		cmd, _ = scriptrun.RunTx(ctx, s.rdb, scriptrun.Put, func(p redis.Pipeliner) { p.HSet(ctx, values, hset...) }, nil,
-			append(keyList, values), args...)
+		cmd, _ = scriptrun.RunTx(ctx, s.rdb, scriptrun.Put, func(p redis.Pipeliner) {
+			p.HSet(ctx, values, hset...)
+			if stage {
+				p.PExpire(ctx, values, stageTTL)
+			}
+		}, nil, append(keyList, values), args...)
 	}
 	if suffix != "" && redis.HasErrorPrefix(cmd.Err(), "EXECABORT") {
 		// Redis discarded the transaction (a command refused when queued,
 		// out of memory for one): nothing ran. The script alone says why.
-		return s.put(ctx, cfg, cp, md, newVersions, false)
+		return s.put(ctx, cfg, cp, md, newVersions, 0)
 	}
 	status, live, exact, err := putReply(cmd)
 	if err != nil {
@@ -154,10 +179,11 @@ func (s *Saver) put(ctx context.Context, cfg checkpoint.Config, cp checkpoint.Ch
 		s.gens.set(th, live)
 	}
 	if status == putStale {
-		// The values went to a generation that is no longer the thread's;
-		// the script took them back and wrote nothing. Send them through
-		// the script, which starts or finds the live generation.
-		return s.put(ctx, cfg, cp, md, newVersions, false)
+		// The values went to a generation that is not the thread's; the
+		// script took them back and wrote nothing. Try again knowing the
+		// live one, or, after a second stale guess, through the script,
+		// which starts or finds it.
+		return s.put(ctx, cfg, cp, md, newVersions, stagings-1)
 	}
 	if exact {
 		s.rememberPut(cfg, cp.ID, live, token, fields)

@@ -98,8 +98,176 @@ func TestStagedValues(t *testing.T) {
 					staged++
 				}
 			}
-			if staged != 3 { // the first Put of the thread sends its values through the script
-				t.Errorf("%d staged values, want 3", staged)
+			if staged != 5 { // the first Put of the thread stages its values too
+				t.Errorf("%d staged values, want 5", staged)
+			}
+			requireSound(t, s, "t")
+		})
+	}
+}
+
+// TestStagedNewThread: a root Put to a thread the saver does not know
+// stages its values too, to a stage key (with a TTL) for the generation it
+// proposes, which put.lua renames to that generation's values hash in the
+// same transaction: one round trip, every value staged, no stage key and no
+// TTL left. When the thread exists after all (another saver wrote it), the
+// script takes the values back and the saver stages them again into the
+// live generation: two round trips. A refusal leaves nothing behind.
+func TestStagedNewThread(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			rdb := b.client(t)
+			rec := &txRecorder{}
+			rdb.AddHook(rec)
+			ctr := redistest.CountRoundTrips(rdb)
+			s := newSaver(t, rdb, redissaver.Options{})
+			ctx := context.Background()
+			l := s.Layout()
+			stageKeys := func() []string {
+				var out []string
+				for _, line := range rawState(t, rdb, l.Prefix()) {
+					if strings.Contains(line, ":stage:") {
+						out = append(out, line)
+					}
+				}
+				return out
+			}
+			stagedValues := func(th string) int {
+				gen := rdb.HGet(ctx, l.Head(th), "g").Val()
+				n := 0
+				for _, f := range rdb.HKeys(ctx, l.Blobs(th, gen, "")).Val() {
+					if strings.Contains(f, "\x00") {
+						n++
+					}
+				}
+				return n
+			}
+			must(t, s.LoadScripts(ctx))
+
+			ctr.Reset()
+			rec.txs = nil
+			c1 := stagedStep(t, s, checkpoint.Config{ThreadID: "t"}, 0)
+			if n := ctr.Load(); n != 1 {
+				t.Errorf("a new thread's first Put: %d round trips, want 1", n)
+			}
+			if len(rec.txs) != 1 || !slices.Equal(rec.txs[0], []string{"multi", "hset", "pexpire", "evalsha", "exec"}) {
+				t.Errorf("a new thread's first Put sent %v, want one MULTI of HSET, PEXPIRE, EVALSHA", rec.txs)
+			}
+			if n := stagedValues("t"); n != 2 {
+				t.Errorf("%d staged values, want 2", n)
+			}
+			gen := rdb.HGet(ctx, l.Head("t"), "g").Val()
+			if ttl := rdb.PTTL(ctx, l.Blobs("t", gen, "")).Val(); ttl != -1 {
+				t.Errorf("the values hash has a TTL: %v", ttl)
+			}
+			if left := stageKeys(); len(left) > 0 {
+				t.Errorf("stage keys left: %q", left)
+			}
+			tup, err := s.GetTuple(ctx, c1)
+			if err != nil || tup.Checkpoint.ChannelValues["a"] != "value 0" || tup.Checkpoint.ChannelValues["b"] != "kept" {
+				t.Fatalf("GetTuple: %+v, %v", tup, err)
+			}
+
+			// Another saver, which does not know the thread, puts a root
+			// checkpoint into it: the proposed generation is refused, the
+			// values go again into the live one, staged.
+			other, err := redissaver.New(ctx, rdb, redissaver.Options{Prefix: l.Prefix(), AcceptEviction: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctr.Reset()
+			root := stagedStep(t, other, checkpoint.Config{ThreadID: "t"}, 0)
+			if n := ctr.Load(); n != 2 {
+				t.Errorf("a root Put into a thread the saver does not know: %d round trips, want 2", n)
+			}
+			if rdb.HGet(ctx, l.Head("t"), "g").Val() != gen {
+				t.Error("the thread's generation changed")
+			}
+			if n := stagedValues("t"); n != 4 {
+				t.Errorf("%d staged values, want 4", n)
+			}
+			if left := stageKeys(); len(left) > 0 {
+				t.Errorf("stage keys left: %q", left)
+			}
+			if tup, err := other.GetTuple(ctx, root); err != nil || tup.Checkpoint.ChannelValues["a"] != "value 0" || tup.Checkpoint.ChannelValues["b"] != "kept" {
+				t.Fatalf("GetTuple of the second root: %+v, %v", tup, err)
+			}
+			requireSound(t, s, "t")
+
+			// A thread whose head is lost while its registry entry stays:
+			// ErrDataLoss, and the stage key goes.
+			stagedStep(t, other, checkpoint.Config{ThreadID: "lost"}, 0)
+			must(t, rdb.Del(ctx, l.Head("lost")).Err())
+			before := rawState(t, rdb, l.Prefix())
+			fresh, err := redissaver.New(ctx, rdb, redissaver.Options{Prefix: l.Prefix(), AcceptEviction: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cp := checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(), ChannelValues: map[string]any{"a": "x"}, ChannelVersions: map[string]string{"a": "1"}}
+			if _, err := fresh.Put(ctx, checkpoint.Config{ThreadID: "lost"}, cp, nil, map[string]string{"a": "1"}); !errors.Is(err, checkpoint.ErrDataLoss) {
+				t.Errorf("Put to a thread whose head is lost: %v, want ErrDataLoss", err)
+			}
+			if after := rawState(t, rdb, l.Prefix()); !slices.Equal(before, after) {
+				t.Errorf("a refused Put changed the keys:\nbefore %q\nafter  %q", before, after)
+			}
+		})
+	}
+}
+
+// txResender sends every transaction that queues a PEXPIRE (a new thread's
+// staged Put) twice, as a client sending it again after a lost reply would.
+type txResender struct{ resent int }
+
+func (r *txResender) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (r *txResender) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+func (r *txResender) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if slices.ContainsFunc(cmds, func(c redis.Cmder) bool { return c.Name() == "pexpire" }) {
+			if err := next(ctx, cmds); err != nil {
+				return err
+			}
+			r.resent++
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// TestStagedNewThreadResent: a new thread's staged Put sent twice (the
+// second time after the first ran) finds its checkpoint stored: one
+// checkpoint, one event, no stage key, and no TTL on the values hash, which
+// the second transaction's PEXPIRE named only as the stage key.
+func TestStagedNewThreadResent(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			rdb := b.client(t)
+			r := &txResender{}
+			rdb.AddHook(r)
+			s := newSaver(t, rdb, redissaver.Options{})
+			ctx := context.Background()
+			l := s.Layout()
+			c1 := stagedStep(t, s, checkpoint.Config{ThreadID: "t"}, 0)
+			if r.resent != 1 {
+				t.Fatalf("%d transactions sent twice, want 1", r.resent)
+			}
+			if n := rdb.XLen(ctx, l.Events("t")).Val(); n != 1 {
+				t.Errorf("%d events, want 1", n)
+			}
+			gen := rdb.HGet(ctx, l.Head("t"), "g").Val()
+			if ttl := rdb.PTTL(ctx, l.Blobs("t", gen, "")).Val(); ttl != -1 {
+				t.Errorf("the values hash has a TTL: %v", ttl)
+			}
+			for _, line := range rawState(t, rdb, l.Prefix()) {
+				if strings.Contains(line, ":stage:") {
+					t.Errorf("stage key left: %s", line)
+				}
+			}
+			c2 := stagedStep(t, s, c1, 1)
+			tup, err := s.GetTuple(ctx, c2)
+			if err != nil || tup.Checkpoint.ChannelValues["a"] != "value 1" || tup.Checkpoint.ChannelValues["b"] != "kept" {
+				t.Fatalf("GetTuple: %+v, %v", tup, err)
+			}
+			if n := count(t, s, "t"); n != 2 {
+				t.Errorf("%d checkpoints, want 2", n)
 			}
 			requireSound(t, s, "t")
 		})

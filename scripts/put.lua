@@ -6,6 +6,10 @@
 --     same MULTI/EXEC just before this script, under fields whose version carries the call token
 --     (version \0 token), so that the script can take them back exactly. When that generation is not the
 --     thread's live one, or a check fails, the script deletes the staged fields: nothing stays written.
+--     A client that knows no generation (a new thread) stages them the same way to the stage key
+--     P:{N}:stage:token (with a TTL), for the generation ARGV[6] it proposes: when the thread has no live
+--     generation, the script renames that key to the new generation's values hash (and persists it);
+--     else it deletes the key.
 -- KEYS[1] thread head hash (P:{N}:t:T)
 -- KEYS[2] thread registry zset of the shard
 -- KEYS[3] index zset of every checkpoint of the shard
@@ -13,7 +17,7 @@
 -- KEYS[5] event stream of the thread
 -- KEYS[6] event feed of the shard
 -- KEYS[7] (optional) run index set of the checkpoint's run
--- KEYS[#KEYS] staged values only (m < 0): the values hash the client wrote (the last key)
+-- KEYS[#KEYS] staged values only (m < 0): the values hash the client wrote, or its stage key (the last key)
 -- ARGV[1] shard base "P:{N}:"
 -- ARGV[2] encoded thread
 -- ARGV[3] encoded namespace
@@ -33,13 +37,15 @@
 --   names the same version (else the plain version); then the other fields. k follows the staged fields.
 -- Returns: {status, generation[, exact]}: status 1 when the checkpoint is new, 0 when it replaced one with
 --          the same id (whose pending writes are kept), 2 for a re-sent call, 3 when staged values were written
---          to a generation that is not the thread's live one (nothing is written; the generation returned is
---          the live one, "" for none); the generation is the thread's after the call; exact (statuses 0 and 1)
---          is 1 when the checkpoint's "c:" fields are exactly as sent (a staged Put), else 0.
+--          to a generation that is not the thread's live one, or to a stage key while the thread has one
+--          (nothing is written; the generation returned is the live one, "" for none); the generation is the
+--          thread's after the call; exact (statuses 0 and 1) is 1 when the checkpoint's "c:" fields are
+--          exactly as sent (a staged Put), else 0.
 --          Errors, raised when nothing is written (staged fields deleted): "DATALOSS ..." when the thread's
 --          head is missing while its registry entry exists, or a live generation lacks a set or index, or
 --          the namespace's values hash is gone while it has checkpoints; "REPARENT ..." when the id exists
---          with another parent; "BADARGS ..." when staged arguments break the order above (a client bug).
+--          with another parent; "BADARGS ..." when staged arguments break the order above, or a stage key
+--          holds nothing (client bugs).
 -- Work bound: O(n + |m| + e) for the write, plus at most 16 units of reclaim and one expired thread retired.
 local sb, enct, encns, id, parent, token = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[7]
 local ttl = tonumber(ARGV[8])
@@ -61,8 +67,14 @@ if staged then
 else
   for i = bat, bat + 2 * m - 1, 2 do writing[ARGV[i]] = true end
 end
+-- A stage key (a new thread's values, staged for the generation ARGV[6]) holds nothing else.
+local stagekey = staged and KEYS[#KEYS] == sb .. 'stage:' .. token
 local function unstage()
-  if #stagedfields > 0 then chunked('HDEL', KEYS[#KEYS], stagedfields, 1000) end
+  if stagekey then
+    redis.call('DEL', KEYS[#KEYS])
+  elseif #stagedfields > 0 then
+    chunked('HDEL', KEYS[#KEYS], stagedfields, 1000)
+  end
 end
 local function refuse(reply)
   unstage()
@@ -131,10 +143,19 @@ local gb = sb .. 't:' .. enct .. ':g:' .. gen
 local nb = gb .. ':n:' .. encns
 local cp = nb .. ':cp:' .. id
 local member = id .. '\0' .. enct .. '\0' .. encns .. '\0' .. gen
-if staged and (newgen or KEYS[#KEYS] ~= nb .. ':blobs') then
+if stagekey and not newgen then
+  -- The thread has a generation: the call that proposed it, sent again, finds its checkpoint stored.
+  unstage()
+  if gen == ARGV[6] and redis.call('HGET', cp, 'o') == token then return {2, gen} end
+  return {3, gen}
+end
+if staged and not stagekey and (newgen or KEYS[#KEYS] ~= nb .. ':blobs') then
   unstage()
   if newgen then return {3, ''} end
   return {3, gen}
+end
+if stagekey and redis.call('EXISTS', KEYS[#KEYS]) == 0 then
+  return redis.error_reply('BADARGS stage key ' .. KEYS[#KEYS] .. ' holds no staged values')
 end
 
 -- Checks, before the first write. A live generation missing an index or its namespace set would be
@@ -254,6 +275,11 @@ else
   chunked('HSET', cp, hash_fields(), 1000)
 end
 
+if stagekey then
+  -- A new generation has no values hash yet: its staged values become it, with no value entering Lua.
+  redis.call('RENAME', KEYS[#KEYS], nb .. ':blobs')
+  redis.call('PERSIST', nb .. ':blobs')
+end
 for _, f in ipairs(unstored) do redis.call('HSETNX', nb .. ':blobs', f, '') end
 if m > 0 and not staged then
   local blobs = {}
