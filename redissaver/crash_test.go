@@ -20,7 +20,8 @@ import (
 // TestCrashLosesNothingAcknowledged: 8 goroutines write chains of
 // checkpoints (Put, then PutWrites) to a redis-server running with
 // appendonly yes and appendfsync always, which is killed with SIGKILL at
-// random moments and restarted on its data, at least 5 times. Afterwards
+// random moments and restarted on its data (repaired by redis-check-aof, as
+// redistest.StartRestartableServer says), at least 5 times. Afterwards
 // every Put and PutWrites the saver acknowledged reads back, and the check
 // finds no violation: no checkpoint is half-written. A check also runs
 // right after each restart, while the writers go on.

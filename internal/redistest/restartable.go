@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -19,6 +21,7 @@ import (
 // [StartRestartableServer]. Its methods are safe for concurrent use.
 type RestartableServer struct {
 	bin  string
+	fix  string // redis-check-aof, "" when there is none
 	args []string
 	port int
 	addr string
@@ -38,18 +41,34 @@ type RestartableServer struct {
 // override them. The server is stopped and its directory removed when the
 // test ends.
 //
+// A crash can cut the append-only file in the middle of a transaction (every
+// script that writes twice is one). Redis 7's own repair at load
+// (aof-load-truncated yes) then truncates inside the transaction and leaves
+// a MULTI without its EXEC, which makes a later load lose or half-apply
+// writes (fixed in Valkey, valkey-io/valkey#4342). So when redis-check-aof
+// sits beside redis-server, the server runs with aof-load-truncated no and
+// Restart repairs the file with redis-check-aof --fix first, which cuts
+// before the MULTI.
+//
 // Without redis-server on PATH the test is skipped, or failed when CI is set.
 func StartRestartableServer(t testing.TB, extraArgs ...string) *RestartableServer {
 	t.Helper()
 	bin := requireRedisServer(t, "StartRestartableServer always runs its own local server")
-	args := append([]string{"--appendonly", "yes", "--appendfsync", "always"}, extraArgs...)
+	args := []string{"--appendonly", "yes", "--appendfsync", "always"}
+	fix, err := exec.LookPath(filepath.Join(filepath.Dir(bin), "redis-check-aof"))
+	if err == nil {
+		args = append(args, "--aof-load-truncated", "no")
+	} else {
+		fix = ""
+	}
+	args = append(args, extraArgs...)
 	srv, err := redisserver.Start(bin, args)
 	if err != nil {
 		t.Fatalf("redistest: starting a restartable redis-server %q: %v", extraArgs, err)
 	}
 	_, portStr, _ := net.SplitHostPort(srv.Addr())
 	port, _ := strconv.Atoi(portStr)
-	r := &RestartableServer{bin: bin, args: args, port: port, addr: srv.Addr(), dir: srv.Dir(), srv: srv}
+	r := &RestartableServer{bin: bin, fix: fix, args: args, port: port, addr: srv.Addr(), dir: srv.Dir(), srv: srv}
 	t.Cleanup(r.stop)
 	return r
 }
@@ -95,6 +114,9 @@ func (r *RestartableServer) Restart() error {
 	}
 	old := filepath.Join(r.dir, redisserver.LogName)
 	_ = os.Rename(old, old+"."+strconv.Itoa(r.restarts))
+	if err := r.repairAOF(); err != nil {
+		return err
+	}
 	var err error
 	for attempt := range redisserver.PortAttempts * 4 {
 		if attempt > 0 {
@@ -112,6 +134,31 @@ func (r *RestartableServer) Restart() error {
 		}
 	}
 	return fmt.Errorf("redistest: restarting redis-server on %s: %w", r.addr, err)
+}
+
+// repairAOF cuts an incomplete command or transaction off the end of the
+// append-only file with redis-check-aof --fix, when there is one and a file.
+func (r *RestartableServer) repairAOF() error {
+	if r.fix == "" {
+		return nil
+	}
+	file := filepath.Join(r.dir, "appendonlydir", "appendonly.aof.manifest") // Redis 7
+	if !fileExists(file) {
+		if file = filepath.Join(r.dir, "appendonly.aof"); !fileExists(file) {
+			return nil
+		}
+	}
+	cmd := exec.Command(r.fix, "--fix", file)
+	cmd.Stdin = strings.NewReader("y\n") // it asks before it truncates
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("redistest: redis-check-aof --fix %s: %w\n%s", file, err, out)
+	}
+	return nil
+}
+
+func fileExists(name string) bool {
+	_, err := os.Stat(name)
+	return err == nil
 }
 
 // stop ends the server for good and removes its directory.
