@@ -15,9 +15,10 @@ import (
 // of cfg, or the latest one (greatest ID) when cfg.CheckpointID is "", with
 // its channel values, metadata, parent and pending writes. It is one script
 // call and one round trip; with RefreshOnRead it also extends the TTL. When
-// it reads the checkpoint this saver last wrote or read in the namespace,
-// the values come by a plain HMGET in the same transaction, which the script
-// confirms (docs/storage-format.md, "Reading a checkpoint").
+// it reads the checkpoint this saver last wrote or read in the namespace, or
+// one it read by id or listed (the last 4,096 of those), the values come by
+// a plain HMGET in the same transaction, which the script confirms
+// (docs/storage-format.md, "Reading a checkpoint").
 //
 // Errors: checkpoint.ErrNotFound when there is no such checkpoint (a missing
 // ID never falls back to the latest), when the thread is unknown and when
@@ -41,6 +42,9 @@ func (s *Saver) GetTuple(ctx context.Context, cfg checkpoint.Config) (*checkpoin
 	sc := s.getTupleCall(cfg)
 	hint, predict := s.tuples.get(hintKey(th, ns))
 	predict = predict && (cfg.CheckpointID == "" || cfg.CheckpointID == hint.id)
+	if !predict && cfg.CheckpointID != "" {
+		hint, predict = s.byID.get(idKey(th, ns, cfg.CheckpointID))
+	}
 	var (
 		res       any
 		err       error
@@ -113,7 +117,7 @@ func (s *Saver) GetTuple(ctx context.Context, cfg checkpoint.Config) (*checkpoin
 	if err != nil {
 		return nil, err
 	}
-	s.rememberRead(th, ns, id, gen, flat)
+	s.rememberRead(th, ns, id, gen, flat, cfg.CheckpointID == "")
 	return t, nil
 }
 

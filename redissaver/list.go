@@ -194,7 +194,7 @@ func (s *Saver) listOne(ctx context.Context, l *lister, yield func(*checkpoint.T
 		}
 		w.advance(next, gen)
 		for _, it := range items {
-			t, err := s.decodeListItem(l.q, w.mode, it)
+			t, err := s.decodeListItem(l.q, w.mode, gen, it)
 			if err != nil {
 				yield(nil, err)
 				return
@@ -222,8 +222,10 @@ func listReply(res []any) (next, gen string, items []any, err error) {
 	return next, gen, res[2:], nil
 }
 
-// decodeListItem decodes one {member, flat, blobs, extra} item.
-func (s *Saver) decodeListItem(q checkpoint.ListQuery, mode string, item any) (*checkpoint.Tuple, error) {
+// decodeListItem decodes one {member, flat, blobs, extra} item of a page
+// that read generation gen ("" in shard mode), and remembers the checkpoint
+// for a GetTuple of it by id.
+func (s *Saver) decodeListItem(q checkpoint.ListQuery, mode, gen string, item any) (*checkpoint.Tuple, error) {
 	parts, ok := item.([]any)
 	if !ok || len(parts) != 4 {
 		return nil, corrupt("list item of %T", item)
@@ -237,7 +239,13 @@ func (s *Saver) decodeListItem(q checkpoint.ListQuery, mode string, item any) (*
 	if err != nil {
 		return nil, err
 	}
-	return s.decodeTuple(thread, ns, id, parts[1], parts[2], parts[3])
+	t, err := s.decodeTuple(thread, ns, id, parts[1], parts[2], parts[3])
+	if err == nil && gen != "" {
+		if flat, ok := parts[1].([]any); ok {
+			s.rememberRead(thread, ns, id, gen, flat, false)
+		}
+	}
+	return t, err
 }
 
 // parseMember recovers the checkpoint a member of an index names.

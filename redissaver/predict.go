@@ -23,6 +23,9 @@ type tupleHint struct {
 // hintKey is the key of a namespace's hint.
 func hintKey(thread, ns string) string { return thread + "\x00" + ns }
 
+// idKey is the key of the hint of one checkpoint, read by id or listed.
+func idKey(thread, ns, id string) string { return thread + "\x00" + ns + "\x00" + id }
+
 // blobFields are the blob fields of the hint's values, in the order of its
 // pairs.
 func (h tupleHint) blobFields() []string {
@@ -49,8 +52,14 @@ func (s *Saver) rememberPut(cfg checkpoint.Config, id, gen, token string, fields
 // a checkpoint written at cfg (cfg.CheckpointID) in generation gen, by
 // field; none when what it remembers is another checkpoint.
 func (s *Saver) parentPointers(cfg checkpoint.Config, gen string) map[string]string {
+	if cfg.CheckpointID == "" {
+		return nil
+	}
 	prev, ok := s.tuples.get(hintKey(cfg.ThreadID, cfg.CheckpointNS))
-	if !ok || prev.gen != gen || prev.id != cfg.CheckpointID || cfg.CheckpointID == "" {
+	if !ok || prev.id != cfg.CheckpointID {
+		prev, ok = s.byID.get(idKey(cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID)) // a fork from a checkpoint read
+	}
+	if !ok || prev.gen != gen || prev.id != cfg.CheckpointID {
 		return nil
 	}
 	out := make(map[string]string, len(prev.pairs)/2)
@@ -101,11 +110,13 @@ func (s *Saver) stagedOrder(cfg checkpoint.Config, gen string, fields []string, 
 	return out, inherited
 }
 
-// rememberRead records the checkpoint a GetTuple read (its hash fields as
-// field/value pairs) and its thread's generation.
-func (s *Saver) rememberRead(thread, ns, id, gen string, flat []any) {
+// rememberRead records a checkpoint read (its hash fields as field/value
+// pairs) and its thread's generation: as its namespace's latest when it was
+// read as the latest, else by id (a GetTuple by id, a List), so that a read
+// of it by id predicts it too.
+func (s *Saver) rememberRead(thread, ns, id, gen string, flat []any, latest bool) {
 	s.gens.set(thread, gen)
-	pairs := make([]string, 0, len(flat))
+	var pairs []string
 	token := ""
 	for i := 0; i+1 < len(flat); i += 2 {
 		f, _ := flat[i].(string)
@@ -116,11 +127,15 @@ func (s *Saver) rememberRead(thread, ns, id, gen string, flat []any) {
 			token = v
 		}
 	}
-	if token == "" {
-		s.tuples.forget(hintKey(thread, ns))
+	cache, key := s.tuples, hintKey(thread, ns)
+	if !latest {
+		cache, key = s.byID, idKey(thread, ns, id)
+	}
+	if token == "" || len(pairs) == 0 {
+		cache.forget(key) // nothing to confirm a prediction by, or to read by HMGET
 		return
 	}
-	s.rememberTuple(hintKey(thread, ns), tupleHint{gen: gen, id: id, token: token, pairs: pairs})
+	cache.set(key, tupleHint{gen: gen, id: id, token: token, pairs: pairs})
 }
 
 func (s *Saver) rememberTuple(key string, h tupleHint) {

@@ -20,6 +20,7 @@ type Saver struct {
 	ser    checkpoint.Serializer
 	gens   *hintCache[string]    // thread → its live generation
 	tuples *hintCache[tupleHint] // thread \0 namespace → its latest checkpoint read or written
+	byID   *hintCache[tupleHint] // thread \0 namespace \0 id → a checkpoint read by id or listed
 }
 
 // The interfaces Saver implements; a signature drift fails the build.
@@ -64,7 +65,8 @@ func New(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Saver, 
 	if err := meta.Ensure(ctx, rdb, layout, true); err != nil {
 		return nil, fmt.Errorf("redissaver: %w", err)
 	}
-	return &Saver{rdb: rdb, opts: o, layout: layout, ser: o.Serializer, gens: newHintCache[string](maxHints), tuples: newHintCache[tupleHint](maxHints)}, nil
+	return &Saver{rdb: rdb, opts: o, layout: layout, ser: o.Serializer, gens: newHintCache[string](maxHints),
+		tuples: newHintCache[tupleHint](maxHints), byID: newHintCache[tupleHint](maxHints)}, nil
 }
 
 // Layout returns the key layout of the saver.

@@ -478,6 +478,66 @@ func TestPredictedRead(t *testing.T) {
 	}
 }
 
+// TestPredictedReadByID: a checkpoint a saver read by id, or listed, is
+// read again by id with its values by HMGET in the transaction (predicted),
+// and a Put forking from it knows its pointers; a prediction made wrong by
+// a re-put still gets the right answer.
+func TestPredictedReadByID(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			rdb := b.client(t)
+			rec := &txRecorder{}
+			rdb.AddHook(rec)
+			a := newSaver(t, rdb, redissaver.Options{})
+			r, err := redissaver.New(context.Background(), rdb, redissaver.Options{Prefix: a.Layout().Prefix(), AcceptEviction: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			c1 := stagedStep(t, a, checkpoint.Config{ThreadID: "t"}, 0)
+			c2 := stagedStep(t, a, c1, 1)
+			stagedStep(t, a, c2, 2)
+			must(t, a.LoadScripts(ctx))
+			predicted := func(what string, cfg checkpoint.Config, want bool, value string) {
+				t.Helper()
+				rec.txs = nil
+				tup, err := r.GetTuple(ctx, cfg)
+				if err != nil || tup.Config.CheckpointID != cfg.CheckpointID || tup.Checkpoint.ChannelValues["a"] != value ||
+					tup.Checkpoint.ChannelValues["b"] != "kept" {
+					t.Fatalf("%s: %+v, %v", what, tup, err)
+				}
+				if got := len(rec.txs) == 1 && slices.Contains(rec.txs[0], "hmget"); got != want {
+					t.Errorf("%s: predicted %v, want %v (transactions %v)", what, got, want, rec.txs)
+				}
+			}
+			predicted("first read of c2 by id", c2, false, "value 1")
+			predicted("second read of c2 by id", c2, true, "value 1")
+			for _, err := range r.List(ctx, checkpoint.ListQuery{ThreadID: "t"}) {
+				must(t, err)
+			}
+			predicted("c1 by id after a List", c1, true, "value 0")
+
+			// A fork from c2, which r read: its pointers are known, so the
+			// latest read after it is predicted too.
+			fork := stagedStep(t, r, c2, 7)
+			predicted("latest after a fork", checkpoint.Config{ThreadID: "t", CheckpointID: fork.CheckpointID}, true, "value 7")
+
+			// c1 re-put by another saver (same id and parent, new metadata):
+			// the prediction is wrong, the answer right.
+			cp := checkpoint.Checkpoint{V: 4, ID: c1.CheckpointID, ChannelValues: map[string]any{"a": "value 0", "b": "kept"},
+				ChannelVersions: map[string]string{"a": "1", "b": "1"}}
+			if _, err := a.Put(ctx, checkpoint.Config{ThreadID: "t"}, cp, checkpoint.Metadata{"step": 0, "note": "again"}, map[string]string{"a": "1", "b": "1"}); err != nil {
+				t.Fatal(err)
+			}
+			tup, err := r.GetTuple(ctx, c1)
+			if err != nil || tup.Metadata["note"] != "again" || tup.Checkpoint.ChannelValues["a"] != "value 0" {
+				t.Fatalf("c1 after its re-put: %+v, %v", tup, err)
+			}
+			requireSound(t, a, "t")
+		})
+	}
+}
+
 // TestPredictedReadRESP2: a predicted read answers the same tuple as an
 // unpredicted one on a client speaking RESP2 (the HGETALL is an array
 // there, a map in RESP3).

@@ -144,7 +144,8 @@ local nb = gb .. ':n:' .. encns
 local cp = nb .. ':cp:' .. id
 local member = id .. '\0' .. enct .. '\0' .. encns .. '\0' .. gen
 if stagekey and not newgen then
-  -- The thread has a generation: the call that proposed it, sent again, finds its checkpoint stored.
+  -- The thread has a generation already: the stage key goes, and the call is refused as stale; unless its
+  -- own proposal became that generation and its checkpoint holds its token (the call, sent again).
   unstage()
   if gen == ARGV[6] and redis.call('HGET', cp, 'o') == token then return {2, gen} end
   return {3, gen}
