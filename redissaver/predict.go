@@ -116,7 +116,7 @@ func (s *Saver) stagedOrder(cfg checkpoint.Config, gen string, fields []string, 
 // of it by id predicts it too.
 func (s *Saver) rememberRead(thread, ns, id, gen string, flat []any, latest bool) {
 	s.gens.set(thread, gen)
-	var pairs []string
+	pairs := make([]string, 0, len(flat)/2)
 	token := ""
 	for i := 0; i+1 < len(flat); i += 2 {
 		f, _ := flat[i].(string)
