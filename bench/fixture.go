@@ -18,6 +18,7 @@ import (
 // does.
 type fixture struct {
 	saver   *redissaver.Saver
+	cold    *redissaver.Saver // the same prefix, remembering no read (ReadHints -1)
 	threads []string
 	ids     [][]string // per thread, oldest first
 }
@@ -57,6 +58,9 @@ func (h *harness) buildFixture(ctx context.Context) error {
 	// The read passes use the measured client.
 	f.saver, err = h.newSaver(ctx, h.client, "fixture", redissaver.Options{})
 	if err != nil {
+		return err
+	}
+	if f.cold, err = h.newSaver(ctx, h.client, "fixture", redissaver.Options{ReadHints: -1}); err != nil {
 		return err
 	}
 	h.fixture = f

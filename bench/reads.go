@@ -11,6 +11,10 @@ import (
 // readPass measures one read of the fixture at a concurrency. Operation i
 // reads thread i mod T; by-id and page reads pick their checkpoint by a
 // fixed stride through the thread, so every run reads the same ones.
+// GetTuple.byid reads through a saver that remembers no read (ReadHints -1:
+// no by-id read is predicted); GetTuple.byid.repeat makes the same reads
+// through the default saver, which predicts a checkpoint it read before
+// (the stride comes back to each).
 func (h *harness) readPass(op string, conc, maxOps int) *pass {
 	f := h.fixture
 	s := f.saver
@@ -27,11 +31,15 @@ func (h *harness) readPass(op string, conc, maxOps int) *pass {
 			}
 			return err
 		}
-	case "GetTuple.byid":
+	case "GetTuple.byid", "GetTuple.byid.repeat":
+		reader := f.cold
+		if op == "GetTuple.byid.repeat" {
+			reader = s
+		}
 		do = func(ctx context.Context, _, i int) error {
 			t := i % nT
 			id := f.ids[t][(i*7919)%nS]
-			tup, err := s.GetTuple(ctx, checkpoint.Config{ThreadID: f.threads[t], CheckpointID: id})
+			tup, err := reader.GetTuple(ctx, checkpoint.Config{ThreadID: f.threads[t], CheckpointID: id})
 			if err == nil && len(tup.PendingWrites) != 6 {
 				err = fmt.Errorf("checkpoint %s has %d pending writes, want 6", id, len(tup.PendingWrites))
 			}

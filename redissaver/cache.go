@@ -16,12 +16,18 @@ type hintCache[V any] struct {
 // maxHints bounds each cache: past it, an arbitrary entry goes.
 const maxHints = 4096
 
+// newHintCache returns a cache of at most max hints; with max negative, one
+// that remembers nothing.
 func newHintCache[V any](max int) *hintCache[V] {
 	return &hintCache[V]{max: max, m: make(map[string]V)}
 }
 
 // get returns the hint remembered for key, and whether there is one.
 func (c *hintCache[V]) get(key string) (V, bool) {
+	if c.max < 0 {
+		var zero V
+		return zero, false
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	v, ok := c.m[key]
@@ -30,6 +36,9 @@ func (c *hintCache[V]) get(key string) (V, bool) {
 
 // set remembers v for key.
 func (c *hintCache[V]) set(key string, v V) {
+	if c.max < 0 {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.m[key]; !ok && len(c.m) >= c.max {

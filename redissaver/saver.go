@@ -66,7 +66,7 @@ func New(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Saver, 
 		return nil, fmt.Errorf("redissaver: %w", err)
 	}
 	return &Saver{rdb: rdb, opts: o, layout: layout, ser: o.Serializer, gens: newHintCache[string](maxHints),
-		tuples: newHintCache[tupleHint](maxHints), byID: newHintCache[tupleHint](maxHints)}, nil
+		tuples: newHintCache[tupleHint](maxHints), byID: newHintCache[tupleHint](o.ReadHints)}, nil
 }
 
 // Layout returns the key layout of the saver.

@@ -517,6 +517,21 @@ func TestPredictedReadByID(t *testing.T) {
 			}
 			predicted("c1 by id after a List", c1, true, "value 0")
 
+			// With ReadHints negative, a saver remembers no read.
+			off, err := redissaver.New(ctx, rdb, redissaver.Options{Prefix: a.Layout().Prefix(), AcceptEviction: true, ReadHints: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range 2 {
+				rec.txs = nil
+				if tup, err := off.GetTuple(ctx, c2); err != nil || tup.Checkpoint.ChannelValues["a"] != "value 1" {
+					t.Fatalf("ReadHints -1, read %d: %+v, %v", i, tup, err)
+				}
+				if len(rec.txs) != 0 {
+					t.Errorf("ReadHints -1, read %d: predicted (transactions %v)", i, rec.txs)
+				}
+			}
+
 			// A fork from c2, which r read: its pointers are known, so the
 			// latest read after it is predicted too.
 			fork := stagedStep(t, r, c2, 7)
