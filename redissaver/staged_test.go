@@ -106,6 +106,23 @@ func TestStagedValues(t *testing.T) {
 	}
 }
 
+// requireUnstaged checks that no stage key is left under the saver's prefix
+// and that the values hash of thread th carries no TTL.
+func requireUnstaged(t *testing.T, rdb redis.UniversalClient, s *redissaver.Saver, th string) {
+	t.Helper()
+	ctx := context.Background()
+	l := s.Layout()
+	gen := rdb.HGet(ctx, l.Head(th), "g").Val()
+	if ttl := rdb.PTTL(ctx, l.Blobs(th, gen, "")).Val(); ttl != -1 {
+		t.Errorf("the values hash has a TTL: %v", ttl)
+	}
+	for _, line := range rawState(t, rdb, l.Prefix()) {
+		if strings.Contains(line, ":stage:") {
+			t.Errorf("stage key left: %s", line)
+		}
+	}
+}
+
 // TestStagedNewThread: a root Put to a thread the saver does not know
 // stages its values too, to a stage key (with a TTL) for the generation it
 // proposes, which put.lua renames to that generation's values hash in the
@@ -123,15 +140,6 @@ func TestStagedNewThread(t *testing.T) {
 			s := newSaver(t, rdb, redissaver.Options{})
 			ctx := context.Background()
 			l := s.Layout()
-			stageKeys := func() []string {
-				var out []string
-				for _, line := range rawState(t, rdb, l.Prefix()) {
-					if strings.Contains(line, ":stage:") {
-						out = append(out, line)
-					}
-				}
-				return out
-			}
 			stagedValues := func(th string) int {
 				gen := rdb.HGet(ctx, l.Head(th), "g").Val()
 				n := 0
@@ -156,13 +164,8 @@ func TestStagedNewThread(t *testing.T) {
 			if n := stagedValues("t"); n != 2 {
 				t.Errorf("%d staged values, want 2", n)
 			}
+			requireUnstaged(t, rdb, s, "t")
 			gen := rdb.HGet(ctx, l.Head("t"), "g").Val()
-			if ttl := rdb.PTTL(ctx, l.Blobs("t", gen, "")).Val(); ttl != -1 {
-				t.Errorf("the values hash has a TTL: %v", ttl)
-			}
-			if left := stageKeys(); len(left) > 0 {
-				t.Errorf("stage keys left: %q", left)
-			}
 			tup, err := s.GetTuple(ctx, c1)
 			if err != nil || tup.Checkpoint.ChannelValues["a"] != "value 0" || tup.Checkpoint.ChannelValues["b"] != "kept" {
 				t.Fatalf("GetTuple: %+v, %v", tup, err)
@@ -186,9 +189,7 @@ func TestStagedNewThread(t *testing.T) {
 			if n := stagedValues("t"); n != 4 {
 				t.Errorf("%d staged values, want 4", n)
 			}
-			if left := stageKeys(); len(left) > 0 {
-				t.Errorf("stage keys left: %q", left)
-			}
+			requireUnstaged(t, rdb, s, "t")
 			if tup, err := other.GetTuple(ctx, root); err != nil || tup.Checkpoint.ChannelValues["a"] != "value 0" || tup.Checkpoint.ChannelValues["b"] != "kept" {
 				t.Fatalf("GetTuple of the second root: %+v, %v", tup, err)
 			}
@@ -252,15 +253,7 @@ func TestStagedNewThreadResent(t *testing.T) {
 			if n := rdb.XLen(ctx, l.Events("t")).Val(); n != 1 {
 				t.Errorf("%d events, want 1", n)
 			}
-			gen := rdb.HGet(ctx, l.Head("t"), "g").Val()
-			if ttl := rdb.PTTL(ctx, l.Blobs("t", gen, "")).Val(); ttl != -1 {
-				t.Errorf("the values hash has a TTL: %v", ttl)
-			}
-			for _, line := range rawState(t, rdb, l.Prefix()) {
-				if strings.Contains(line, ":stage:") {
-					t.Errorf("stage key left: %s", line)
-				}
-			}
+			requireUnstaged(t, rdb, s, "t")
 			c2 := stagedStep(t, s, c1, 1)
 			tup, err := s.GetTuple(ctx, c2)
 			if err != nil || tup.Checkpoint.ChannelValues["a"] != "value 1" || tup.Checkpoint.ChannelValues["b"] != "kept" {
