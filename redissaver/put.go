@@ -32,9 +32,11 @@ import (
 // does not know (a new thread, most likely), the values go by a plain HSET
 // in the same MULTI/EXEC as the script, so no value byte enters Lua; a
 // refusal takes them back (docs/storage-format.md, "Writing a checkpoint").
-// When that guess was stale (the thread was deleted, replaced, or already
-// exists), nothing was written and Put stages the values again knowing the
-// live generation, then through the script; when Redis discarded the
+// (A root checkpoint of a thread that exists after all is still one round
+// trip: the script moves its staged values into the live generation, through
+// Lua.) When the generation the saver knew was stale (the thread was deleted
+// or replaced), nothing was written and Put stages the values again knowing
+// the live generation, then through the script; when Redis discarded the
 // transaction, it sends them through the script: a second round trip.
 // Re-putting an existing ID with the same parent replaces its checkpoint
 // and metadata and keeps its pending writes. A call re-sent by the client

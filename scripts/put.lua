@@ -9,7 +9,8 @@
 --     A client that knows no generation (a new thread) stages them the same way to the stage key
 --     P:{N}:stage:token (with a TTL), for the generation ARGV[6] it proposes: when the thread has no live
 --     generation, the script renames that key to the new generation's values hash (and persists it);
---     else it deletes the key.
+--     else it moves the values into the live generation's values hash (through Lua, as values in ARGV
+--     would go) and deletes the key.
 -- KEYS[1] thread head hash (P:{N}:t:T)
 -- KEYS[2] thread registry zset of the shard
 -- KEYS[3] index zset of every checkpoint of the shard
@@ -37,9 +38,8 @@
 --   names the same version (else the plain version); then the other fields. k follows the staged fields.
 -- Returns: {status, generation[, exact]}: status 1 when the checkpoint is new, 0 when it replaced one with
 --          the same id (whose pending writes are kept), 2 for a re-sent call, 3 when staged values were written
---          to a generation that is not the thread's live one, or to a stage key while the thread has one
---          (nothing is written; the generation returned is the live one, "" for none); the generation is the
---          thread's after the call; exact (statuses 0 and 1) is 1 when the checkpoint's "c:" fields are
+--          to a generation that is not the thread's live one (nothing is written; the generation returned is
+--          the live one, "" for none); the generation is the thread's after the call; exact (statuses 0 and 1) is 1 when the checkpoint's "c:" fields are
 --          exactly as sent (a staged Put), else 0.
 --          Errors, raised when nothing is written (staged fields deleted): "DATALOSS ..." when the thread's
 --          head is missing while its registry entry exists, or a live generation lacks a set or index, or
@@ -143,13 +143,10 @@ local gb = sb .. 't:' .. enct .. ':g:' .. gen
 local nb = gb .. ':n:' .. encns
 local cp = nb .. ':cp:' .. id
 local member = id .. '\0' .. enct .. '\0' .. encns .. '\0' .. gen
-if stagekey and not newgen then
-  -- The thread has a generation already: the stage key goes, and the call is refused as stale; unless its
-  -- own proposal became that generation and its checkpoint holds its token (the call, sent again).
-  unstage()
-  if gen == ARGV[6] and redis.call('HGET', cp, 'o') == token then return {2, gen} end
-  return {3, gen}
-end
+-- A stage key while the thread has a generation (a root Put into a thread the client did not know, or the
+-- call sent again after its proposal became the generation): the checks below as for any staged Put, then
+-- its values move into the live values hash.
+local adopt = stagekey and not newgen
 if staged and not stagekey and (newgen or KEYS[#KEYS] ~= nb .. ':blobs') then
   unstage()
   if newgen then return {3, ''} end
@@ -178,7 +175,9 @@ if not newgen then
     if old[3] == token then
       -- A re-sent call: the checkpoint is stored. Staged fields it does not point to (a re-put that
       -- pointed to values already stored) go again.
-      if staged and #ownc > 0 then
+      if stagekey then
+        unstage()
+      elseif staged and #ownc > 0 then
         local list, drop = {}, {}
         for j, c in ipairs(ownc) do list[j] = c[2] end
         local have = chunked('HMGET', cp, list, 1000)
@@ -252,7 +251,9 @@ elseif #inherit > 0 then
     end
     -- A values hash that holds nothing but what this call staged (the staged HSET made it anew) was lost
     -- whole, as one that does not exist: its versions must not read back absent.
-    if #unstored > 0 and redis.call('HLEN', nb .. ':blobs') <= #stagedfields and redis.call('EXISTS', nb .. ':idx') == 1 then
+    local here = #stagedfields
+    if adopt then here = 0 end
+    if #unstored > 0 and redis.call('HLEN', nb .. ':blobs') <= here and redis.call('EXISTS', nb .. ':idx') == 1 then
       return refuse(dataloss('values hash ' .. nb .. ':blobs'))
     end
   end
@@ -276,10 +277,15 @@ else
   chunked('HSET', cp, hash_fields(), 1000)
 end
 
-if stagekey then
+if stagekey and newgen then
   -- A new generation has no values hash yet: its staged values become it, with no value entering Lua.
   redis.call('RENAME', KEYS[#KEYS], nb .. ':blobs')
   redis.call('PERSIST', nb .. ':blobs')
+elseif adopt then
+  -- The live generation has one: the staged values go into it through Lua (O(|m|)), as values in ARGV do.
+  local moved = redis.call('HGETALL', KEYS[#KEYS]) -- empty when a re-put pointed every value to one stored
+  if #moved > 0 then chunked('HSET', nb .. ':blobs', moved, 1000) end
+  redis.call('DEL', KEYS[#KEYS])
 end
 for _, f in ipairs(unstored) do redis.call('HSETNX', nb .. ':blobs', f, '') end
 if m > 0 and not staged then
