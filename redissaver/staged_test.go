@@ -196,6 +196,31 @@ func TestStagedNewThread(t *testing.T) {
 			}
 			requireSound(t, s, "t")
 
+			// A third saver re-puts c1 (same id, no parent, same versions):
+			// its staged values are dropped for the ones stored, and the
+			// stage key, left empty, goes.
+			third, err := redissaver.New(ctx, rdb, redissaver.Options{Prefix: l.Prefix(), AcceptEviction: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctr.Reset()
+			re := checkpoint.Checkpoint{V: 4, ID: c1.CheckpointID, ChannelValues: map[string]any{"a": "value 0", "b": "kept"},
+				ChannelVersions: map[string]string{"a": "1", "b": "1"}}
+			if _, err := third.Put(ctx, checkpoint.Config{ThreadID: "t"}, re, checkpoint.Metadata{"step": 0}, re.ChannelVersions); err != nil {
+				t.Fatal(err)
+			}
+			if n := ctr.Load(); n != 1 {
+				t.Errorf("a re-put into a thread the saver does not know: %d round trips, want 1", n)
+			}
+			if n := stagedValues("t"); n != 4 {
+				t.Errorf("%d staged values after the re-put, want still 4", n)
+			}
+			if tup, err := third.GetTuple(ctx, c1); err != nil || tup.Checkpoint.ChannelValues["a"] != "value 0" || tup.Checkpoint.ChannelValues["b"] != "kept" {
+				t.Fatalf("GetTuple of the re-put: %+v, %v", tup, err)
+			}
+			requireUnstaged(t, rdb, s, "t")
+			requireSound(t, s, "t")
+
 			// A thread whose head is lost while its registry entry stays:
 			// ErrDataLoss, and the stage key goes.
 			stagedStep(t, other, checkpoint.Config{ThreadID: "lost"}, 0)
