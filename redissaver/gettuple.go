@@ -3,6 +3,7 @@ package redissaver
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/graphstate/redcheck/internal/scriptrun"
@@ -56,13 +57,12 @@ func (s *Saver) GetTuple(ctx context.Context, cfg checkpoint.Config) (*checkpoin
 		// The hash and the values of the checkpoint this saver last wrote
 		// or read, by a plain HGETALL and HMGET after the script, which
 		// confirms the prediction.
-		valuesKey = s.layout.Blobs(th, hint.gen, ns)
+		valuesKey = hint.hmget[1].(string)
 		cpKey := s.layout.Checkpoint(th, hint.gen, ns, hint.id)
 		args := append(sc.args, hint.id, hint.token)
-		fields := hint.blobFields()
 		cmd, after := scriptrun.RunTx(ctx, s.rdb, scriptrun.GetTuple, nil, func(p redis.Pipeliner) {
 			p.HGetAll(ctx, cpKey)
-			p.HMGet(ctx, valuesKey, fields...)
+			p.Do(ctx, slices.Clone(hint.hmget)...) // the hint is shared: go-redis keeps the arguments it is given
 		}, append(sc.keys, valuesKey), args...)
 		res, err = cmd.Result()
 		if redis.HasErrorPrefix(err, "OOM") || redis.HasErrorPrefix(err, "EXECABORT") {
@@ -72,9 +72,10 @@ func (s *Saver) GetTuple(ctx context.Context, cfg checkpoint.Config) (*checkpoin
 			res, err = s.run(ctx, scriptrun.GetTuple, sc.keys, sc.args...).Result()
 		} else if err == nil && len(after) == 2 {
 			hg, ok1 := after[0].(*redis.MapStringStringCmd)
-			hm, ok2 := after[1].(*redis.SliceCmd)
-			if ok1 && ok2 && hg.Err() == nil && hm.Err() == nil {
-				hash, predicted = hg.Val(), hm.Val()
+			hm, ok2 := after[1].(*redis.Cmd)
+			if ok1 && ok2 && hg.Err() == nil {
+				hash = hg.Val()
+				predicted, _ = hm.Slice() // nil on an error: the reply says it is missing
 			}
 		}
 	} else {

@@ -17,7 +17,29 @@ import (
 // "Reading a checkpoint").
 type tupleHint struct {
 	gen, id, token string
-	pairs          []string // "c:" field, value, …
+	pairs          []string       // "c:" field, value, …
+	hmget          []any          // the HMGET of its values: "hmget", the values hash, the blob fields of pairs
+	at             map[string]int // "c:" field -> its index in pairs
+}
+
+// newTupleHint builds a hint, with the HMGET of its values, once: a hint is
+// read by every GetTuple that predicts it.
+func (s *Saver) newTupleHint(thread, ns, gen, id, token string, pairs []string) tupleHint {
+	h := tupleHint{gen: gen, id: id, token: token, pairs: pairs,
+		hmget: make([]any, 0, 2+len(pairs)/2), at: make(map[string]int, len(pairs)/2)}
+	h.hmget = append(h.hmget, "hmget", s.layout.Blobs(thread, gen, ns))
+	for i := 0; i+1 < len(pairs); i += 2 {
+		h.hmget = append(h.hmget, mb.Blob(pairs[i][len(prefixChannel):], pairs[i+1]))
+		h.at[pairs[i]] = i
+	}
+	return h
+}
+
+// same reports whether h is the hint of the checkpoint id of generation gen
+// as written by the call with token token: its "c:" pairs are then those
+// already known.
+func (h tupleHint) same(gen, id, token string) bool {
+	return h.gen == gen && h.id == id && h.token == token
 }
 
 // hintKey is the key of a namespace's hint.
@@ -25,16 +47,6 @@ func hintKey(thread, ns string) string { return thread + "\x00" + ns }
 
 // idKey is the key of the hint of one checkpoint, read by id or listed.
 func idKey(thread, ns, id string) string { return thread + "\x00" + ns + "\x00" + id }
-
-// blobFields are the blob fields of the hint's values, in the order of its
-// pairs.
-func (h tupleHint) blobFields() []string {
-	out := make([]string, 0, len(h.pairs)/2)
-	for i := 0; i+1 < len(h.pairs); i += 2 {
-		out = append(out, mb.Blob(h.pairs[i][len(prefixChannel):], h.pairs[i+1]))
-	}
-	return out
-}
 
 // rememberPut records the checkpoint a Put stored with the call token
 // token: fields are its hash fields exactly as stored (put.lua said so).
@@ -45,7 +57,7 @@ func (s *Saver) rememberPut(cfg checkpoint.Config, id, gen, token string, fields
 			pairs = append(pairs, fields[i], fields[i+1])
 		}
 	}
-	s.rememberTuple(hintKey(cfg.ThreadID, cfg.CheckpointNS), tupleHint{gen: gen, id: id, token: token, pairs: pairs})
+	s.rememberTuple(hintKey(cfg.ThreadID, cfg.CheckpointNS), s.newTupleHint(cfg.ThreadID, cfg.CheckpointNS, gen, id, token, pairs))
 }
 
 // parentPointers returns the "c:" pairs the saver remembers of the parent of
@@ -116,26 +128,34 @@ func (s *Saver) stagedOrder(cfg checkpoint.Config, gen string, fields []string, 
 // of it by id predicts it too.
 func (s *Saver) rememberRead(thread, ns, id, gen string, flat []any, latest bool) {
 	s.gens.set(thread, gen)
-	pairs := make([]string, 0, len(flat)/2)
-	token := ""
-	for i := 0; i+1 < len(flat); i += 2 {
-		f, _ := flat[i].(string)
-		v, _ := flat[i+1].(string)
-		if strings.HasPrefix(f, prefixChannel) {
-			pairs = append(pairs, f, v)
-		} else if f == fieldToken {
-			token = v
-		}
-	}
 	cache, key := s.tuples, hintKey(thread, ns)
 	if !latest {
 		cache, key = s.byID, idKey(thread, ns, id)
 	}
-	if token == "" || len(pairs) == 0 {
+	token, channels := "", 0
+	for i := 0; i+1 < len(flat); i += 2 {
+		f, _ := flat[i].(string)
+		if f == fieldToken {
+			token, _ = flat[i+1].(string)
+		} else if strings.HasPrefix(f, prefixChannel) {
+			channels++
+		}
+	}
+	if token == "" || channels == 0 {
 		cache.forget(key) // nothing to confirm a prediction by, or to read by HMGET
 		return
 	}
-	cache.set(key, tupleHint{gen: gen, id: id, token: token, pairs: pairs})
+	if h, ok := cache.get(key); ok && h.same(gen, id, token) {
+		return // the checkpoint read again: its "c:" pairs are the hint's
+	}
+	pairs := make([]string, 0, 2*channels)
+	for i := 0; i+1 < len(flat); i += 2 {
+		if f, _ := flat[i].(string); strings.HasPrefix(f, prefixChannel) {
+			v, _ := flat[i+1].(string)
+			pairs = append(pairs, f, v)
+		}
+	}
+	cache.set(key, s.newTupleHint(thread, ns, gen, id, token, pairs))
 }
 
 func (s *Saver) rememberTuple(key string, h tupleHint) {
@@ -155,17 +175,13 @@ func alignValues(h tupleHint, flat []any, got []any, valuesKey string) ([]any, e
 	if len(got) != len(h.pairs)/2 {
 		return nil, corrupt("get tuple: %d values read for %d predicted", len(got), len(h.pairs)/2)
 	}
-	at := make(map[string]int, len(h.pairs)/2) // "c:" field -> its index in the pairs
-	for i := 0; i+1 < len(h.pairs); i += 2 {
-		at[h.pairs[i]] = i
-	}
 	out := make([]any, 0, len(h.pairs)/2)
 	for i := 0; i+1 < len(flat); i += 2 {
 		f, _ := flat[i].(string)
 		if !strings.HasPrefix(f, prefixChannel) {
 			continue
 		}
-		j, ok := at[f]
+		j, ok := h.at[f]
 		if !ok || h.pairs[j+1] != flat[i+1] {
 			return nil, corrupt("get tuple: the confirmed prediction differs from the checkpoint at %q", f)
 		}
