@@ -110,6 +110,24 @@ func head(ids []string) []string { return ids[:min(3, len(ids))] }
 // 1 MiB each come in pages of 4, 4 and 2, newest first, with their values;
 // the thread's index and the namespace's alike; and so do ten checkpoints
 // each holding a pending write of 1 MiB.
+// writesChain puts 10 checkpoints of format version v on thread th, each
+// with one pending write of 1 MiB, and returns their IDs, newest first.
+func writesChain(t *testing.T, s *redissaver.Saver, th string, v int) []string {
+	t.Helper()
+	ctx := context.Background()
+	cfg := checkpoint.Config{ThreadID: th}
+	var ids []string
+	for range 10 {
+		var err error
+		if cfg, err = s.Put(ctx, cfg, checkpoint.Checkpoint{V: v, ID: checkpoint.NewID()}, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		must(t, s.PutWrites(ctx, cfg, []checkpoint.Write{{Channel: "big", Value: strings.Repeat("w", 1<<20)}}, "task", ""))
+		ids = append([]string{cfg.CheckpointID}, ids...)
+	}
+	return ids
+}
+
 func TestListPageBytes(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
@@ -119,28 +137,10 @@ func TestListPageBytes(t *testing.T) {
 			_, ids := largeChain(t, s, "large", 10)
 			slices.Reverse(ids) // newest first
 			// The same size in pending writes: a checkpoint hash of 1 MiB.
-			wcfg := checkpoint.Config{ThreadID: "large-writes"}
-			var wids []string
-			for range 10 {
-				var err error
-				if wcfg, err = s.Put(ctx, wcfg, checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID()}, nil, nil); err != nil {
-					t.Fatal(err)
-				}
-				must(t, s.PutWrites(ctx, wcfg, []checkpoint.Write{{Channel: "big", Value: strings.Repeat("w", 1<<20)}}, "task", ""))
-				wids = append([]string{wcfg.CheckpointID}, wids...)
-			}
+			wids := writesChain(t, s, "large-writes", 4)
 			// Legacy checkpoints (v < 4) carry their parent's writes too: 1 MiB
 			// of their own and 1 MiB of the parent's.
-			lcfg := checkpoint.Config{ThreadID: "large-legacy"}
-			var lids []string
-			for range 10 {
-				var err error
-				if lcfg, err = s.Put(ctx, lcfg, checkpoint.Checkpoint{V: 3, ID: checkpoint.NewID()}, nil, nil); err != nil {
-					t.Fatal(err)
-				}
-				must(t, s.PutWrites(ctx, lcfg, []checkpoint.Write{{Channel: "big", Value: strings.Repeat("w", 1<<20)}}, "task", ""))
-				lids = append([]string{lcfg.CheckpointID}, lids...)
-			}
+			lids := writesChain(t, s, "large-legacy", 3)
 			must(t, s.LoadScripts(ctx))
 			ctr := redistest.CountRoundTrips(rdb)
 			ns := ""
