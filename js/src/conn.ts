@@ -55,6 +55,30 @@ export class Conn {
   }
 
   /**
+   * runTx runs a script in one MULTI/EXEC after the commands before (on one
+   * key's node: every key shares its slot): EVALSHA, and the same
+   * transaction with EVAL when Redis does not have the script cached
+   * (NOSCRIPT: the script did not run; the commands before must be
+   * idempotent). It answers the script's reply, throws its error, and throws
+   * the transaction's error when Redis discarded it (EXECABORT: nothing ran).
+   */
+  async runTx(script: Script, before: Arg[][], keys: Arg[], args: Arg[]): Promise<Reply> {
+    const tail = [String(keys.length), ...keys, ...args];
+    const key = str(keys[keys.length - 1]);
+    for (const call of [["EVALSHA", script.sha], ["EVAL", script.source]]) {
+      try {
+        const replies = await this.transaction(key, [...before, [...call, ...tail]]);
+        return replies[before.length] ?? null;
+      } catch (e) {
+        const failed = (e as { replies?: unknown[] }).replies?.[before.length];
+        if (failed === undefined) throw e; // the transaction itself failed
+        if (!(failed instanceof Error && failed.message.startsWith("NOSCRIPT") && call[0] === "EVALSHA")) throw failed;
+      }
+    }
+    throw new Error("redcheck: unreachable");
+  }
+
+  /**
    * run runs a script: EVALSHA, and EVAL when Redis does not have it cached
    * (NOSCRIPT is answered before the script runs, so nothing is sent twice
    * that may have run).

@@ -106,6 +106,8 @@ const SCAN_BUDGET = 1024;
 const RECLAIM_BUDGET = 64;
 const DELTA_BUDGET = 250;
 const MAX_EVENT_VALUES = 256;
+// STAGE_TTL_MS bounds a stage key whose script never ran; put.lua renames or deletes it in its transaction.
+const STAGE_TTL_MS = 600_000;
 /** The member every shard's thread registry holds from the prefix's creation on (Go: meta.RegistryMarker). */
 const REGISTRY_MARKER = "";
 /** The version a migrated pending-sends channel gets in a checkpoint with no versions (Go: checkpoint.MigratedTasksVersion). */
@@ -362,15 +364,68 @@ export class RedcheckSaver extends BaseCheckpointSaver {
       keys.push(runKey);
       fields.push("r", runKey);
     }
+    const token = newGen();
+    const head: Arg[] = [this.layout.shardBase(shard), encode(thread), encode(ns), checkpoint.id, parent, newGen(), token, String(this.#opts.ttl)];
+    const out = { configurable: { thread_id: thread, checkpoint_ns: ns, checkpoint_id: checkpoint.id } };
+    if (parent === "" && blobs.length > 0) {
+      // A root checkpoint (a new thread, most likely): its values go by a plain HSET to a stage key in the
+      // same transaction as the script, which makes it the new generation's values hash, so that no value
+      // byte enters Lua (docs/storage-format.md, "Writing a checkpoint").
+      try {
+        if (await this.#putStaged(shard, token, head, keys, fields, fresh, versions, blobs, thread, ns, parent, checkpoint, md)) return out;
+      } catch (e) {
+        throw scriptError("put", e);
+      }
+    }
     const event = this.#eventSpec(this.#checkpointEvent(thread, ns, parent, checkpoint, md, fresh, versions, blobs));
-    const head: Arg[] = [this.layout.shardBase(shard), encode(thread), encode(ns), checkpoint.id, parent, newGen(), newGen(), String(this.#opts.ttl)];
     const args: Arg[] = [...head, String(fields.length / 2), String(blobs.length / 2), ...event, ...fields, ...blobs];
     try {
       await this.#conn.run(scripts.put, keys, args);
     } catch (e) {
       throw scriptError("put", e);
     }
-    return { configurable: { thread_id: thread, checkpoint_ns: ns, checkpoint_id: checkpoint.id } };
+    return out;
+  }
+
+  /**
+   * putStaged sends a root Put with its values staged to the stage key of its call token: the "c:" fields
+   * of the values it writes, and their blob fields, carry \0 and the token; the hash pairs go in put.lua's
+   * staged order (those "c:" pairs in channel order, then the other "c:" pairs, then the rest). It answers
+   * false when Redis discarded the transaction (nothing ran): the caller sends the Put through the script.
+   */
+  async #putStaged(shard: number, token: string, head: Arg[], keys: Arg[], fields: Arg[], fresh: Record<string, string>,
+    versions: Record<string, string>, blobs: Buffer[], thread: string, ns: string, parent: string, cp: Checkpoint,
+    md: Record<string, unknown>): Promise<boolean> {
+    const suffix = SEP + token;
+    const stage = this.layout.stage(shard, token);
+    const own: Arg[] = [];
+    const inherited: Arg[] = [];
+    const rest: Arg[] = [];
+    const staged: Buffer[] = [];
+    const names: Buffer[] = [];
+    for (const ch of Object.keys(fresh).sort(byteOrder)) {
+      own.push("c:" + ch, fresh[ch]! + suffix);
+    }
+    for (let i = 0; i + 1 < fields.length; i += 2) {
+      const f = str(fields[i] as Arg);
+      if (!f.startsWith("c:")) rest.push(fields[i]!, fields[i + 1]!);
+      else if (!(f.slice(2) in fresh)) inherited.push(fields[i]!, fields[i + 1]!);
+    }
+    for (let i = 0; i + 1 < blobs.length; i += 2) {
+      const name = Buffer.concat([blobs[i]!, Buffer.from(suffix, "utf8")]);
+      names.push(name);
+      staged.push(name, blobs[i + 1]!);
+    }
+    const pairs = [...own, ...inherited, ...rest];
+    const event = this.#eventSpec(this.#checkpointEvent(thread, ns, parent, cp, md, fresh, versions, staged));
+    const args: Arg[] = [...head, String(pairs.length / 2), String(-names.length), ...event, ...pairs, ...names, String(inherited.length / 2)];
+    try {
+      await this.#conn.runTx(scripts.put, [["HSET", stage, ...staged], ["PEXPIRE", stage, String(STAGE_TTL_MS)]], [...keys, stage], args);
+    } catch (e) {
+      if (e instanceof Error && e.message.startsWith("EXECABORT")) return false;
+      throw e;
+    }
+    return true;
   }
 
   #eventSpec(fields: Arg[]): Arg[] {

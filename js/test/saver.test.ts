@@ -142,6 +142,35 @@ describe("options", () => {
     expect((await s.getTuple(cfg))!.checkpoint.id).toBe(cfg.configurable!.checkpoint_id);
   });
 
+  it("stages a root checkpoint's values (a new thread, or one another saver wrote), also after SCRIPT FLUSH", async () => {
+    const s = fresh();
+    const prefix = s.layout.prefix;
+    const put = (saver: RedcheckSaver, id: string, a: string) => saver.put({ configurable: { thread_id: "st" } },
+      { ...emptyCheckpoint(), id, channel_values: { a, b: "kept" }, channel_versions: { a: "1", b: "1" } }, md(0), { a: "1", b: "1" });
+    await client.sendCommand(["SCRIPT", "FLUSH"]);
+    const c1 = await put(s, uuid6(1), "one");
+    const other = new RedcheckSaver(client, { prefix });
+    const c2 = await put(other, uuid6(2), "two");
+    for (const [cfg, a] of [[c1, "one"], [c2, "two"]] as const) {
+      expect((await fresh({ prefix }).getTuple(cfg))!.checkpoint.channel_values).toEqual({ a, b: "kept" });
+    }
+    // Every value staged (its field carries \0 and the call token), no stage key left, no TTL on the values.
+    const keys: string[] = [];
+    let cursor = "0";
+    do {
+      const r = await client.scan(cursor, { MATCH: `${prefix}:*`, COUNT: 1000 });
+      cursor = String(r.cursor);
+      keys.push(...r.keys);
+    } while (cursor !== "0");
+    expect(keys.filter((k) => k.includes(":stage:"))).toEqual([]);
+    const values = keys.filter((k) => k.endsWith(":blobs"));
+    expect(values).toHaveLength(1);
+    const fields = await client.hKeys(values[0]!);
+    expect(fields).toHaveLength(4);
+    expect(fields.every((f) => f.includes("\0"))).toBe(true);
+    expect(await client.pTTL(values[0]!)).toBe(-1);
+  });
+
   it("fromUrl owns its client", async () => {
     const s = await RedcheckSaver.fromUrl(url, { prefix: `t-${run}-url` });
     const cfg = await s.put({ configurable: { thread_id: "t" } }, emptyCheckpoint(), md(0), {});
