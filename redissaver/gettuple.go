@@ -54,9 +54,9 @@ func (s *Saver) GetTuple(ctx context.Context, cfg checkpoint.Config) (*checkpoin
 		valuesKey string
 	)
 	if predict {
-		// The hash and the values of the checkpoint this saver last wrote
-		// or read, by a plain HGETALL and HMGET after the script, which
-		// confirms the prediction.
+		// The hash and the values of the checkpoint the hint names, by a
+		// plain HGETALL and HMGET after the script, which confirms the
+		// prediction.
 		valuesKey = hint.hmget[1].(string)
 		cpKey := s.layout.Checkpoint(th, hint.gen, ns, hint.id)
 		args := append(sc.args, hint.id, hint.token)
@@ -75,7 +75,7 @@ func (s *Saver) GetTuple(ctx context.Context, cfg checkpoint.Config) (*checkpoin
 			hm, ok2 := after[1].(*redis.Cmd)
 			if ok1 && ok2 && hg.Err() == nil {
 				hash = hg.Val()
-				predicted, _ = hm.Slice() // nil on an error: the reply says it is missing
+				predicted, _ = hm.Slice() // nil on an error, which the confirmed case reports as corrupt
 			}
 		}
 	} else {

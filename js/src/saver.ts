@@ -311,7 +311,7 @@ export class RedcheckSaver extends BaseCheckpointSaver {
     const fresh: Record<string, string> = {};
     for (const [ch, v] of Object.entries(newVersions ?? {})) {
       const ver = versionToStore(v);
-      if (!(ch in versions)) throw new InvalidCheckpointError(`newVersions names channel ${JSON.stringify(ch)}, which has no version in the checkpoint`);
+      if (!Object.prototype.hasOwnProperty.call(versions, ch)) throw new InvalidCheckpointError(`newVersions names channel ${JSON.stringify(ch)}, which has no version in the checkpoint`);
       if (versions[ch] !== ver) throw new InvalidCheckpointError(`newVersions gives channel ${JSON.stringify(ch)} version ${ver}, the checkpoint ${versions[ch]}`);
       if (ver === "") throw new InvalidCheckpointError(`channel ${JSON.stringify(ch)} has an empty version`);
       fresh[ch] = ver;
@@ -409,7 +409,7 @@ export class RedcheckSaver extends BaseCheckpointSaver {
     for (let i = 0; i + 1 < fields.length; i += 2) {
       const f = str(fields[i] as Arg);
       if (!f.startsWith("c:")) rest.push(fields[i]!, fields[i + 1]!);
-      else if (!(f.slice(2) in fresh)) inherited.push(fields[i]!, fields[i + 1]!);
+      else if (!Object.prototype.hasOwnProperty.call(fresh, f.slice(2))) inherited.push(fields[i]!, fields[i + 1]!);
     }
     for (let i = 0; i + 1 < blobs.length; i += 2) {
       const name = Buffer.concat([blobs[i]!, Buffer.from(suffix, "utf8")]);
