@@ -66,14 +66,22 @@ export class Conn {
     const tail = [String(keys.length), ...keys, ...args];
     const key = str(keys[keys.length - 1]);
     for (const call of [["EVALSHA", script.sha], ["EVAL", script.source]]) {
+      let replies: unknown[];
       try {
-        const replies = await this.transaction(key, [...before, [...call, ...tail]]);
-        return replies[before.length] ?? null;
+        replies = await this.transaction(key, [...before, [...call, ...tail]]);
       } catch (e) {
-        const failed = (e as { replies?: unknown[] }).replies?.[before.length];
-        if (failed === undefined) throw e; // the transaction itself failed
-        if (!(failed instanceof Error && failed.message.startsWith("NOSCRIPT") && call[0] === "EVALSHA")) throw failed;
+        const rs = (e as { replies?: unknown[] }).replies;
+        if (rs === undefined) throw e; // the transaction itself failed
+        replies = rs; // a command failed
       }
+      const r = replies[before.length];
+      if (r instanceof Error) {
+        if (r.message.startsWith("NOSCRIPT") && call[0] === "EVALSHA") continue;
+        throw r;
+      }
+      const failed = replies.slice(0, before.length).find((x) => x instanceof Error);
+      if (failed !== undefined) throw failed;
+      return (r ?? null) as Reply;
     }
     throw new Error("redcheck: unreachable");
   }

@@ -34,6 +34,7 @@ import {
 import { FORMAT_VERSION, Layout, SEP, decode, encode, newGen, parseMember, validateID, validateNamespace, validateRunID, validateThreadID } from "./keys.js";
 import { copyThread, deleteForRuns, prune, type Ops } from "./extended.js";
 import { scripts } from "./scripts.js";
+import { HintCache } from "./hints.js";
 import { compressionOptions, type CompressionOptions } from "./compress.js";
 import { decodeValue, encodeValue, dumpsTyped, storedValue } from "./values.js";
 import { nextVersion, storedVersion, versionFromStore, versionToStore } from "./version.js";
@@ -106,6 +107,8 @@ const SCAN_BUDGET = 1024;
 const RECLAIM_BUDGET = 64;
 const DELTA_BUDGET = 250;
 const MAX_EVENT_VALUES = 256;
+// put.lua's status for staged values written to a generation that is not the thread's live one.
+const PUT_STALE = 3;
 // STAGE_TTL_MS bounds a stage key whose script never ran; put.lua renames or deletes it in its transaction.
 const STAGE_TTL_MS = 600_000;
 /** The member every shard's thread registry holds from the prefix's creation on (Go: meta.RegistryMarker). */
@@ -136,6 +139,8 @@ export class RedcheckSaver extends BaseCheckpointSaver {
   #ready: Promise<void> | undefined;
   #owned: { close(): Promise<unknown> } | undefined;
   readonly #puts = new PutTracker();
+  // #gens: thread -> its live generation, as last learnt (a hint put.lua checks, never an answer).
+  readonly #gens = new HintCache<string>();
 
   /**
    * @param client a connected node-redis v5 client (createClient) or cluster
@@ -364,23 +369,33 @@ export class RedcheckSaver extends BaseCheckpointSaver {
       keys.push(runKey);
       fields.push("r", runKey);
     }
-    const token = newGen();
-    const head: Arg[] = [this.layout.shardBase(shard), encode(thread), encode(ns), checkpoint.id, parent, newGen(), token, String(this.#opts.ttl)];
     const out = { configurable: { thread_id: thread, checkpoint_ns: ns, checkpoint_id: checkpoint.id } };
-    if (parent === "" && blobs.length > 0) {
-      // A root checkpoint (a new thread, most likely): its values go by a plain HSET to a stage key in the
-      // same transaction as the script, which makes it the new generation's values hash, so that no value
-      // byte enters Lua (docs/storage-format.md, "Writing a checkpoint").
+    const head = (token: string): Arg[] =>
+      [this.layout.shardBase(shard), encode(thread), encode(ns), checkpoint.id, parent, newGen(), token, String(this.#opts.ttl)];
+    // Staged: the values go by a plain HSET in the same transaction as the script, so that no value byte
+    // enters Lua (docs/storage-format.md, "Writing a checkpoint"): to the values hash of the generation the
+    // saver knows (from its last put or getTuple of the thread), or, for a root checkpoint of a thread it
+    // does not know (a new thread, most likely), to a stage key. A stale generation (status 3: nothing
+    // written) is tried once more knowing the live one; a discarded transaction goes through the script.
+    for (let attempt = 0; attempt < 2 && blobs.length > 0; attempt++) {
+      const gen = this.#gens.get(thread);
+      if (gen === undefined && parent !== "") break;
+      const token = newGen();
+      const target = gen === undefined ? this.layout.stage(shard, token) : this.layout.blobs(thread, gen, ns);
+      let status: number | undefined;
       try {
-        if (await this.#putStaged(shard, token, head, keys, fields, fresh, versions, blobs, thread, ns, parent, checkpoint, md)) return out;
+        status = await this.#putStaged(target, gen === undefined, token, head(token), keys, fields, fresh, versions, blobs, thread, ns, parent, checkpoint, md);
       } catch (e) {
         throw scriptError("put", e);
       }
+      if (status === undefined) break;
+      if (status !== PUT_STALE) return out;
     }
+    const token = newGen();
     const event = this.#eventSpec(this.#checkpointEvent(thread, ns, parent, checkpoint, md, fresh, versions, blobs));
-    const args: Arg[] = [...head, String(fields.length / 2), String(blobs.length / 2), ...event, ...fields, ...blobs];
+    const args: Arg[] = [...head(token), String(fields.length / 2), String(blobs.length / 2), ...event, ...fields, ...blobs];
     try {
-      await this.#conn.run(scripts.put, keys, args);
+      this.#putReply(thread, await this.#conn.run(scripts.put, keys, args));
     } catch (e) {
       throw scriptError("put", e);
     }
@@ -388,16 +403,17 @@ export class RedcheckSaver extends BaseCheckpointSaver {
   }
 
   /**
-   * putStaged sends a root Put with its values staged to the stage key of its call token: the "c:" fields
-   * of the values it writes, and their blob fields, carry \0 and the token; the hash pairs go in put.lua's
-   * staged order (those "c:" pairs in channel order, then the other "c:" pairs, then the rest). It answers
-   * false when Redis discarded the transaction (nothing ran): the caller sends the Put through the script.
+   * putStaged sends a Put with its values staged to target: the values hash of the generation the saver
+   * knows, or (stage) the stage key of its call token, with a TTL. The "c:" fields of the values it writes,
+   * and their blob fields, carry \0 and the token; the hash pairs go in put.lua's staged order (those "c:"
+   * pairs in channel order, then the other "c:" pairs, valued with their plain version, which put.lua
+   * resolves against the parent, then the rest). It answers put.lua's status, or undefined when Redis
+   * discarded the transaction (nothing ran): the caller sends the Put through the script.
    */
-  async #putStaged(shard: number, token: string, head: Arg[], keys: Arg[], fields: Arg[], fresh: Record<string, string>,
+  async #putStaged(target: string, stage: boolean, token: string, head: Arg[], keys: Arg[], fields: Arg[], fresh: Record<string, string>,
     versions: Record<string, string>, blobs: Buffer[], thread: string, ns: string, parent: string, cp: Checkpoint,
-    md: Record<string, unknown>): Promise<boolean> {
+    md: Record<string, unknown>): Promise<number | undefined> {
     const suffix = SEP + token;
-    const stage = this.layout.stage(shard, token);
     const own: Arg[] = [];
     const inherited: Arg[] = [];
     const rest: Arg[] = [];
@@ -419,13 +435,34 @@ export class RedcheckSaver extends BaseCheckpointSaver {
     const pairs = [...own, ...inherited, ...rest];
     const event = this.#eventSpec(this.#checkpointEvent(thread, ns, parent, cp, md, fresh, versions, staged));
     const args: Arg[] = [...head, String(pairs.length / 2), String(-names.length), ...event, ...pairs, ...names, String(inherited.length / 2)];
+    const before: Arg[][] = [["HSET", target, ...staged]];
+    if (stage) before.push(["PEXPIRE", target, String(STAGE_TTL_MS)]);
     try {
-      await this.#conn.runTx(scripts.put, [["HSET", stage, ...staged], ["PEXPIRE", stage, String(STAGE_TTL_MS)]], [...keys, stage], args);
+      return this.#putReply(thread, await this.#conn.runTx(scripts.put, before, [...keys, target], args));
     } catch (e) {
-      if (e instanceof Error && e.message.startsWith("EXECABORT")) return false;
+      if (e instanceof Error && e.message.startsWith("EXECABORT")) return undefined;
       throw e;
     }
-    return true;
+  }
+
+  /**
+   * putReply decodes put.lua's reply, {status, the thread's generation[, exact]}, remembers the generation
+   * (a staged Put writes to it next) and answers the status.
+   */
+  #putReply(thread: string, reply: Reply): number {
+    const r = arr(reply);
+    const status = num(r[0]);
+    if ((r.length !== 2 && r.length !== 3) || !Number.isInteger(status) || status < 0 || status > PUT_STALE) {
+      throw new CorruptError(`put reply ${JSON.stringify(reply)}`);
+    }
+    this.#rememberGen(thread, str(r[1]));
+    return status;
+  }
+
+  /** rememberGen records a thread's live generation ("" for none). */
+  #rememberGen(thread: string, gen: string): void {
+    if (gen === "") this.#gens.forget(thread);
+    else this.#gens.set(thread, gen);
   }
 
   #eventSpec(fields: Arg[]): Arg[] {
@@ -524,6 +561,7 @@ export class RedcheckSaver extends BaseCheckpointSaver {
     if (res === null) return undefined;
     const r = arr(res);
     if (r.length !== 5) throw new CorruptError(`get tuple reply of ${r.length} items`);
+    this.#rememberGen(addr.thread, str(r[4]));
     return this.#decodeTuple(addr.thread, addr.ns, str(r[0]), r[1]!, r[2]!, r[3]!);
   }
 

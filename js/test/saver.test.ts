@@ -174,6 +174,55 @@ describe("options", () => {
     expect(await client.pTTL(values[0]!)).toBe(-1);
   });
 
+  it("stages a child checkpoint's values into the generation it knows, and tries a stale one again", async () => {
+    const s = fresh();
+    const prefix = s.layout.prefix;
+    const thread = { configurable: { thread_id: "kg" } };
+    const put = (saver: RedcheckSaver, parent: Record<string, any>, id: string, a: string) =>
+      saver.put(parent, { ...emptyCheckpoint(), id, channel_values: { a, b: "kept" }, channel_versions: { a: id, b: "1" } },
+        md(0), parent.configurable.checkpoint_id ? { a: id } : { a: id, b: "1" });
+    const valuesHash = async () => {
+      const keys: string[] = [];
+      let cursor = "0";
+      do {
+        const r = await client.scan(cursor, { MATCH: `${prefix}:*:blobs`, COUNT: 1000 });
+        cursor = String(r.cursor);
+        keys.push(...r.keys);
+      } while (cursor !== "0");
+      return keys;
+    };
+    const ids = [1, 2, 3, 4, 5].map((i) => uuid6(i));
+    await client.sendCommand(["SCRIPT", "FLUSH"]);
+    const root = await put(s, thread, ids[0]!, "one");
+    const child = await put(s, root, ids[1]!, "two"); // the generation is known from the root's put
+    const [first] = await valuesHash();
+    // Every value staged: its field carries \0 and the call token (the script path stores none).
+    expect((await client.hKeys(first!)).filter((f) => !f.includes("\0"))).toEqual([]);
+    expect((await client.hKeys(first!))).toHaveLength(3);
+    // Another saver replaces the thread: s's generation is stale, its put is tried again with the live one.
+    const other = new RedcheckSaver(client, { prefix });
+    await other.deleteThread("kg");
+    const root2 = await put(other, thread, ids[2]!, "three");
+    const grand = await put(s, root2, ids[3]!, "four");
+    for (const [cfg, a] of [[grand, "four"], [root2, "three"]] as const) {
+      const tup = (await fresh({ prefix }).getTuple(cfg))!;
+      expect(tup.checkpoint.channel_values).toEqual({ a, b: "kept" });
+    }
+    expect((await fresh({ prefix }).getTuple(child))).toBeUndefined();
+    const live = (await valuesHash()).filter((k) => k !== first);
+    expect(live).toHaveLength(1);
+    expect((await client.hKeys(live[0]!)).filter((f) => !f.includes("\0"))).toEqual([]);
+    expect(await client.hLen(live[0]!)).toBe(3);
+    // The stale attempt left nothing in the old generation's values hash (deleted, or reclaimed later).
+    expect((await client.hKeys(first!)).filter((f) => f.startsWith("1:a" + ids[3]!))).toEqual([]);
+    // A saver that learnt the generation by reading stages too.
+    const reader = fresh({ prefix });
+    await reader.getTuple(grand);
+    await put(reader, grand, ids[4]!, "five");
+    expect(await client.hLen(live[0]!)).toBe(4);
+    expect((await client.hKeys(live[0]!)).filter((f) => !f.includes("\0"))).toEqual([]);
+  });
+
   it("fromUrl owns its client", async () => {
     const s = await RedcheckSaver.fromUrl(url, { prefix: `t-${run}-url` });
     const cfg = await s.put({ configurable: { thread_id: "t" } }, emptyCheckpoint(), md(0), {});
