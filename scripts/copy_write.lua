@@ -76,9 +76,9 @@ while i <= #ARGV do
   local member = id .. '\0' .. enct .. '\0' .. encns .. '\0' .. gen
   redis.call('DEL', cp)
   chunked('HSET', cp, fv, 1000)
-  redis.call('ZADD', nb .. ':idx', 0, id)
-  redis.call('ZADD', gb .. ':idx', 0, id .. '\0' .. encns)
-  redis.call('ZADD', KEYS[3], 0, member)
+  redis.call('ZADD', nb .. ':idx', '0', id)
+  redis.call('ZADD', gb .. ':idx', '0', id .. '\0' .. encns)
+  redis.call('ZADD', KEYS[3], '0', member)
   local run = redis.call('HGET', cp, 'r')
   if run then redis.call('SADD', run, member) end
 end

@@ -47,7 +47,7 @@ local id = ARGV[4]
 local cur
 if cursor == '' then
   if id == '' then
-    local top = redis.call('ZREVRANGE', idx, 0, 0)
+    local top = redis.call('ZREVRANGE', idx, '0', '0')
     if #top == 0 then return nil end
     id = top[1]
   end

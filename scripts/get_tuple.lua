@@ -34,7 +34,7 @@ local idx = nb .. ':idx'
 local lost = check_gen(gb, encns)
 if lost then return lost end
 if id == '' then
-  local top = redis.call('ZREVRANGE', idx, 0, 0)
+  local top = redis.call('ZREVRANGE', idx, '0', '0')
   if #top == 0 then return nil end
   id = top[1]
 end

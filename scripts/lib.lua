@@ -72,10 +72,19 @@ local function dataloss(what)
   return redis.error_reply('DATALOSS ' .. what)
 end
 
--- The server's clock in Unix milliseconds. O(1).
-local function now_ms()
+-- The server's clock in Unix milliseconds, as a number and as its decimal string. The string is made from
+-- TIME's own digits: a number passed to redis.call is formatted by Redis with "%.17g", which costs more
+-- than the command it is passed to (ZRANGEBYSCORE, ZADD), so hot paths pass strings. O(1).
+local function clock_ms()
   local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local us = t[2]
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(us) / 1000),
+    t[1] .. string.sub(string.rep('0', 6 - #us) .. us, 1, 3)
+end
+
+-- The server's clock in Unix milliseconds (a number only). O(1).
+local function now_ms()
+  return (clock_ms())
 end
 
 -- A function giving the server's clock in Unix milliseconds, read at its first
@@ -149,8 +158,8 @@ end
 -- Moves a thread's lease to now + ttl (ttl 0: no expiry) on its head and in the
 -- registry. O(log threads).
 local function touch(sb, enct, ttl, now)
-  local exp = 0
-  if ttl > 0 then exp = now + ttl end
+  local exp = '0'
+  if ttl > 0 then exp = string.format('%d', now + ttl) end -- formatted once, not by each redis.call
   redis.call('HSET', sb .. 't:' .. enct, 'exp', exp)
   redis.call('ZADD', sb .. 'threads', exp, enct)
 end
@@ -220,22 +229,24 @@ local function reclaim_gen(sb, entry, budget)
 end
 
 -- Reclaims up to budget units from the generations of the shard's queue that are due
--- by now. Returns the units used and whether due work remains. O(budget log n).
+-- by now (ms: a number, or its decimal string, which spares Redis a conversion). Returns the units used and
+-- whether due work remains. O(budget log n).
 local function reclaim_due(sb, budget, now)
   local used = 0
   while used < budget do
-    local due = redis.call('ZRANGEBYSCORE', sb .. 'gc', '-inf', now, 'LIMIT', 0, 1)
+    local due = redis.call('ZRANGEBYSCORE', sb .. 'gc', '-inf', now, 'LIMIT', '0', '1')
     if #due == 0 then return used, false end
     local u = reclaim_gen(sb, due[1], budget - used)
     used = used + u
   end
-  return used, #redis.call('ZRANGEBYSCORE', sb .. 'gc', '-inf', now, 'LIMIT', 0, 1) > 0
+  return used, #redis.call('ZRANGEBYSCORE', sb .. 'gc', '-inf', now, 'LIMIT', '0', '1') > 0
 end
 
--- Retires up to n threads of the shard whose lease ran out, and returns how many it retired.
+-- Retires up to n threads of the shard whose lease ran out by now, and returns how many it retired. n and
+-- now (ms) go to Redis as given: numbers, or decimal strings, which spare it a conversion.
 -- O(n log threads).
 local function retire_expired(sb, n, now)
-  local expired = redis.call('ZRANGEBYSCORE', sb .. 'threads', 1, now, 'LIMIT', 0, n)
+  local expired = redis.call('ZRANGEBYSCORE', sb .. 'threads', '1', now, 'LIMIT', '0', n)
   for _, enct in ipairs(expired) do
     retire(sb, enct, redis.call('HGET', sb .. 't:' .. enct, 'g'), now)
   end
@@ -288,10 +299,11 @@ end
 
 -- Appends one event (a flat field, value list of at most a few hundred items: the
 -- caller bounds it) to a thread's stream and to its shard's feed, each trimmed to
--- about its maximum length. A maxlen of 0 means publishing is off. Events are
+-- about its maximum length (maxlen, feedmaxlen: numbers, or the decimal strings the caller
+-- received, which spare Redis a conversion). A maxlen of 0 means publishing is off. Events are
 -- appended by the script that made the write they announce. O(#fields).
 local function publish(stream, feed, maxlen, feedmaxlen, fields)
-  if maxlen <= 0 then return end
+  if tonumber(maxlen) <= 0 then return end
   redis.call('XADD', stream, 'MAXLEN', '~', maxlen, '*', unpack(fields))
   redis.call('XADD', feed, 'MAXLEN', '~', feedmaxlen, '*', unpack(fields))
 end
@@ -300,7 +312,7 @@ end
 -- bounds them, see event_span) to a thread's stream and to its shard's feed, as
 -- publish does, without copying them into a table. O(to - from).
 local function publish_span(stream, feed, maxlen, feedmaxlen, from, to)
-  if maxlen <= 0 then return end
+  if tonumber(maxlen) <= 0 then return end
   redis.call('XADD', stream, 'MAXLEN', '~', maxlen, '*', unpack(ARGV, from, to))
   redis.call('XADD', feed, 'MAXLEN', '~', feedmaxlen, '*', unpack(ARGV, from, to))
 end

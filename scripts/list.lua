@@ -98,7 +98,7 @@ local more = true -- the index may hold entries beyond the last examined
 local renew = {}
 while more and examined < budget and #out - 2 < page and bytes < BYTES do
   local want = math.min(chunk, budget - examined)
-  local members = redis.call('ZREVRANGEBYLEX', index, upper, ARGV[7], 'LIMIT', 0, want)
+  local members = redis.call('ZREVRANGEBYLEX', index, upper, ARGV[7], 'LIMIT', '0', want)
   more = #members == want
   for i, member in ipairs(members) do
     last = member
@@ -140,7 +140,7 @@ while more and examined < budget and #out - 2 < page and bytes < BYTES do
           if i < #members then
             more = true
           elseif more then
-            more = #redis.call('ZREVRANGEBYLEX', index, '(' .. member, ARGV[7], 'LIMIT', 0, 1) > 0
+            more = #redis.call('ZREVRANGEBYLEX', index, '(' .. member, ARGV[7], 'LIMIT', '0', '1') > 0
           end
           break
         end

@@ -79,7 +79,7 @@ local blobs = nb .. ':blobs'
 local latest, cur = ARGV[8], nil
 local open, nopen = {}, 0
 if ARGV[6] == '' then
-  local top = redis.call('ZREVRANGE', nb .. ':idx', 0, 0)
+  local top = redis.call('ZREVRANGE', nb .. ':idx', '0', '0')
   if #top == 0 then return {gen, '', ''} end
   latest = top[1]
   redis.call('DEL', pkeep)

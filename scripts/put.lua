@@ -55,7 +55,7 @@ if staged then m = -m end
 local maxlen, feedmaxlen, evfrom, evto, at = event_span(11)
 local runkey = KEYS[7]
 if staged and #KEYS < 8 then runkey = nil end
-local now = now_ms()
+local now, nowstr = clock_ms()
 
 -- Blob fields written by this call: those staged (taken back on any refusal), or the pairs in ARGV.
 local writing, stagedfields = {}, {}
@@ -304,25 +304,25 @@ if keeping then
   if #referenced > 0 then chunked('SADD', nb .. ':keep', referenced, 1000) end
 end
 
-redis.call('ZADD', nb .. ':idx', 0, id)
-redis.call('ZADD', gb .. ':idx', 0, id .. '\0' .. encns)
-redis.call('ZADD', KEYS[3], 0, member)
+redis.call('ZADD', nb .. ':idx', '0', id)
+redis.call('ZADD', gb .. ':idx', '0', id .. '\0' .. encns)
+redis.call('ZADD', KEYS[3], '0', member)
 if not listed then redis.call('SADD', gb .. ':ns', encns) end
 if runkey then redis.call('SADD', runkey, member) end
 if newgen then redis.call('HSET', KEYS[1], 'g', gen) end
 if newgen or ttl > 0 then touch(sb, enct, ttl, now) end
 if maxlen > 0 then
-  publish_span(KEYS[5], KEYS[6], maxlen, feedmaxlen, evfrom, evto)
+  publish_span(KEYS[5], KEYS[6], ARGV[11], ARGV[12], evfrom, evto)
   if ttl > 0 then
-    redis.call('PEXPIRE', KEYS[5], ttl)
+    redis.call('PEXPIRE', KEYS[5], ARGV[8])
   elseif newgen then
     redis.call('PERSIST', KEYS[5]) -- a thread deleted and written again: its stream stays
   end
 end
 
 -- A little of the shard's due garbage, so expired and deleted threads are reclaimed as writes go on.
-retire_expired(sb, 1, now)
-reclaim_due(sb, 16, now)
+retire_expired(sb, '1', nowstr)
+reclaim_due(sb, 16, nowstr)
 -- Whether the hash's "c:" fields are exactly as sent (a staged Put whose expected pointers held): the
 -- client then knows them, and predicts its next read of this checkpoint from them.
 local exact = 0
