@@ -72,19 +72,10 @@ local function dataloss(what)
   return redis.error_reply('DATALOSS ' .. what)
 end
 
--- The server's clock in Unix milliseconds, as a number and as its decimal string. The string is made from
--- TIME's own digits: a number passed to redis.call is formatted by Redis with "%.17g", which costs more
--- than the command it is passed to (ZRANGEBYSCORE, ZADD), so hot paths pass strings. O(1).
-local function clock_ms()
-  local t = redis.call('TIME')
-  local us = t[2]
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(us) / 1000),
-    t[1] .. string.sub(string.rep('0', 6 - #us) .. us, 1, 3)
-end
-
--- The server's clock in Unix milliseconds (a number only). O(1).
+-- The server's clock in Unix milliseconds. O(1).
 local function now_ms()
-  return (clock_ms())
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
 -- A function giving the server's clock in Unix milliseconds, read at its first

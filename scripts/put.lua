@@ -55,7 +55,10 @@ if staged then m = -m end
 local maxlen, feedmaxlen, evfrom, evto, at = event_span(11)
 local runkey = KEYS[7]
 if staged and #KEYS < 8 then runkey = nil end
-local now, nowstr = clock_ms()
+local now = now_ms()
+-- Formatted once for the reclaim's calls: a Lua number passed to redis.call is formatted by Redis with
+-- "%.17g", which costs more than the calls themselves.
+local nowstr = string.format('%d', now)
 
 -- Blob fields written by this call: those staged (taken back on any refusal), or the pairs in ARGV.
 local writing, stagedfields = {}, {}
