@@ -15,7 +15,7 @@
 -- checkpoints goes, and so does a thread left without namespaces.
 -- Work bound: at most ARGV[2] members, each O(log n).
 local sb, budget = ARGV[1], tonumber(ARGV[2])
-local maxlen, feedmaxlen = tonumber(ARGV[3]), tonumber(ARGV[4])
+local maxlen, feedmaxlen = ARGV[3], ARGV[4] -- decimal strings, passed to publish as received
 local now = now_ms()
 local touched, order = {}, {} -- "thread \0 generation \0 namespace" -> {thread, generation, namespace}
 local perthread = {} -- thread -> checkpoints deleted
@@ -64,7 +64,7 @@ for _, key in ipairs(order) do
     out[#out + 1] = t[3]
   end
 end
-if maxlen > 0 then
+if tonumber(maxlen) > 0 then
   for enct, n in pairs(perthread) do
     publish(sb .. 't:' .. enct .. ':events', sb .. 'feed', maxlen, feedmaxlen,
       {'t', 'runs_deleted', 'th', enct, 'runs', ARGV[5], 'n', tostring(n)})

@@ -290,8 +290,9 @@ end
 
 -- Appends one event (a flat field, value list of at most a few hundred items: the
 -- caller bounds it) to a thread's stream and to its shard's feed, each trimmed to
--- about its maximum length (maxlen, feedmaxlen: numbers, or the decimal strings the caller
--- received, which spare Redis a conversion). A maxlen of 0 means publishing is off. Events are
+-- about its maximum length (maxlen, feedmaxlen: decimal strings, as event_spec returns them: a Lua
+-- number passed to redis.call is formatted by Redis with "%.17g", at a cost). A maxlen of 0 means
+-- publishing is off. Events are
 -- appended by the script that made the write they announce. O(#fields).
 local function publish(stream, feed, maxlen, feedmaxlen, fields)
   if tonumber(maxlen) <= 0 then return end
@@ -309,19 +310,21 @@ local function publish_span(stream, feed, maxlen, feedmaxlen, from, to)
 end
 
 -- Reads an event spec from ARGV at position i (maxlen, feed maxlen, n, then n
--- field/value pairs) without copying it: returns maxlen, feedmaxlen, the
--- positions of the first and last item of the pairs, and the position after the
--- spec. O(1).
+-- field/value pairs) without copying it: returns maxlen and feedmaxlen (the
+-- decimal strings received, for publish_span; publishing is on when
+-- tonumber(maxlen) > 0), the positions of the first and last item of the pairs,
+-- and the position after the spec. O(1).
 local function event_span(i)
   local n = tonumber(ARGV[i + 2])
-  return tonumber(ARGV[i]), tonumber(ARGV[i + 1]), i + 3, i + 2 + 2 * n, i + 3 + 2 * n
+  return ARGV[i], ARGV[i + 1], i + 3, i + 2 + 2 * n, i + 3 + 2 * n
 end
 
 -- Reads an event spec from ARGV at position i: maxlen, feed maxlen, n, then n
--- field/value pairs. Returns maxlen, feedmaxlen, the pairs and the position
--- after the spec. O(n).
+-- field/value pairs. Returns maxlen and feedmaxlen (the decimal strings received,
+-- for publish; publishing is on when tonumber(maxlen) > 0), the pairs and the
+-- position after the spec. O(n).
 local function event_spec(i)
-  local maxlen, feedmaxlen, n = tonumber(ARGV[i]), tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2])
+  local maxlen, feedmaxlen, n = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
   local fields = {}
   for j = i + 3, i + 2 + 2 * n do fields[#fields + 1] = ARGV[j] end
   return maxlen, feedmaxlen, fields, i + 3 + 2 * n

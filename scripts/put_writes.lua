@@ -70,10 +70,10 @@ set[#set + 1] = 'ow'
 set[#set + 1] = ARGV[9]
 chunked('HSET', cp, set, 1000)
 if ttl > 0 then touch(sb, enct, ttl, now()) end
-if written > 0 and maxlen > 0 then
+if written > 0 and tonumber(maxlen) > 0 then
   event[#event + 1] = 'ch'
   event[#event + 1] = table.concat(channels)
-  publish(KEYS[3], KEYS[4], ARGV[10], ARGV[11], event)
+  publish(KEYS[3], KEYS[4], maxlen, feedmaxlen, event)
   if ttl > 0 then redis.call('PEXPIRE', KEYS[3], ARGV[5]) end
 end
 return written
