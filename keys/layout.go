@@ -98,6 +98,12 @@ func (l Layout) ThreadBase(threadID string) string {
 // Head is the thread's head hash (the same key as ThreadBase).
 func (l Layout) Head(threadID string) string { return l.ThreadBase(threadID) }
 
+// The fields of a thread's head hash.
+const (
+	HeadGeneration = "g"   // the thread's live generation
+	HeadLease      = "exp" // the lease deadline, Unix ms; "0" (or absent) for none
+)
+
 // GenBase is the start of every data key of one generation of a thread:
 // "P:{n}:t:T:g:G".
 func (l Layout) GenBase(threadID, gen string) string {

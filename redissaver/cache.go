@@ -6,7 +6,8 @@ import "sync"
 // learnt of them: a hint that the scripts check, never an answer. Put stages
 // values into the generation it remembers (put.lua answers the live one
 // when it is stale), and GetTuple predicts the checkpoint it will read
-// (get_tuple.lua reads the values itself when the prediction is wrong).
+// (confirmed by plain reads or by get_tuple.lua, which reads the answer
+// itself when the prediction is wrong).
 type hintCache[V any] struct {
 	mu  sync.Mutex
 	max int

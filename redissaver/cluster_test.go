@@ -97,7 +97,30 @@ func (h *slotChecker) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 		for _, c := range cmds {
 			h.inspect(c)
 		}
+		if len(cmds) > 0 && cmds[0].Name() == "multi" {
+			h.inspectTx(cmds)
+		}
 		return next(ctx, cmds)
+	}
+}
+
+// inspectTx checks that every key-like argument of a transaction's commands
+// (scripts' included) hashes to one slot: a Cluster runs a transaction on
+// one node.
+func (h *slotChecker) inspectTx(cmds []redis.Cmder) {
+	first := ""
+	for _, c := range cmds {
+		for _, a := range c.Args()[1:] {
+			k, ok := a.(string)
+			if !ok || !h.keyLike(k) {
+				continue
+			}
+			if first == "" {
+				first = k
+			} else if keySlot(k) != keySlot(first) {
+				h.fail(fmt.Sprintf("transaction: %q (slot %d) and %q (slot %d)", first, keySlot(first), k, keySlot(k)))
+			}
+		}
 	}
 }
 
@@ -207,6 +230,7 @@ func exerciseEveryScript(t *testing.T, s *redissaver.Saver, threads []string) {
 	for i, th := range threads {
 		for _, ns := range []string{"", "{sub}"} {
 			cfg := checkpoint.Config{ThreadID: th, CheckpointNS: ns}
+			var first checkpoint.Config
 			for step := range 2 {
 				v := fmt.Sprint(step + 1)
 				cp := checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(), ChannelValues: map[string]any{"c": step}, ChannelVersions: map[string]string{"c": v, "d": "1"}}
@@ -214,8 +238,13 @@ func exerciseEveryScript(t *testing.T, s *redissaver.Saver, threads []string) {
 				cfg, err = s.Put(ctx, cfg, cp, checkpoint.Metadata{"run_id": fmt.Sprint("run{", i%3, "}")}, map[string]string{"c": v, "d": "1"})
 				must(err)
 				must(s.PutWrites(ctx, cfg, []checkpoint.Write{{Channel: "d", Value: step}}, "task{1}", ""))
+				if step == 0 {
+					first = cfg
+				}
 			}
-			_, err := s.GetTuple(ctx, cfg)
+			_, err := s.GetTuple(ctx, first) // predicted by nothing: get_tuple.lua reads it
+			must(err)
+			_, err = s.GetTuple(ctx, cfg) // predicted: plain reads confirm it
 			must(err)
 			_, err = s.GetTuple(ctx, checkpoint.Config{ThreadID: th, CheckpointNS: ns})
 			must(err)

@@ -14,11 +14,14 @@ import (
 
 // GetTuple reads the checkpoint cfg.CheckpointID of the thread and namespace
 // of cfg, or the latest one (greatest ID) when cfg.CheckpointID is "", with
-// its channel values, metadata, parent and pending writes. It is one script
-// call and one round trip; with RefreshOnRead it also extends the TTL. When
-// it reads the checkpoint this saver last wrote or read in the namespace, or
-// one it read by id or listed (the last 4,096 of those), the values come by
-// a plain HMGET in the same transaction, which the script confirms
+// its channel values, metadata, parent and pending writes. It is one round
+// trip; with RefreshOnRead it also extends the TTL. When it reads the
+// checkpoint this saver last wrote or read in the namespace, or one it read
+// by id or listed (the last 4,096 of those), plain reads in one transaction
+// confirm the prediction and read the checkpoint, with no script; when
+// another writer made the prediction wrong, the script reads the answer in
+// a second round trip, and confirms the namespace's later predictions in
+// the same transaction as the plain reads (as it always does with a TTL)
 // (docs/storage-format.md, "Reading a checkpoint").
 //
 // Errors: checkpoint.ErrNotFound when there is no such checkpoint (a missing
@@ -51,13 +54,26 @@ func (s *Saver) GetTuple(ctx context.Context, cfg checkpoint.Config) (*checkpoin
 		err       error
 		predicted []any
 		hash      map[string]string
-		valuesKey string
 	)
+	if predict && s.confirmsPlain(th, ns) {
+		// The prediction confirmed by plain reads, no script; refuted, the
+		// script reads the answer (a second round trip), and confirms this
+		// namespace's later predictions itself.
+		r, err := s.readPlain(ctx, th, ns, hint, cfg.CheckpointID == "")
+		if err != nil {
+			return nil, redisErr("get tuple", err)
+		}
+		if h, got, ok := r.confirmed(hint); ok {
+			return s.finishPredicted(th, ns, hint, h, got, cfg.CheckpointID == "")
+		}
+		s.contended.set(hintKey(th, ns), struct{}{})
+		predict = false
+	}
 	if predict {
 		// The hash and the values of the checkpoint the hint names, by a
 		// plain HGETALL and HMGET after the script, which confirms the
 		// prediction.
-		valuesKey = hint.hmget[1].(string)
+		valuesKey := hint.hmget[1].(string)
 		cpKey := s.layout.Checkpoint(th, hint.gen, ns, hint.id)
 		args := append(sc.args, hint.id, hint.token)
 		cmd, after := scriptrun.RunTx(ctx, s.rdb, scriptrun.GetTuple, nil, func(p redis.Pipeliner) {
@@ -102,16 +118,12 @@ func (s *Saver) GetTuple(ctx context.Context, cfg checkpoint.Config) (*checkpoin
 	if items[1] == nil && values == nil {
 		// get_tuple.lua confirmed the prediction: the hash and the values
 		// are the HGETALL's and the HMGET's.
-		if !predict || predicted == nil {
+		if !predict || predicted == nil || id != hint.id || gen != hint.gen {
 			return nil, corrupt("get tuple: the checkpoint neither in the reply nor read")
 		}
-		if flat = strbox.Pairs(hash); len(flat) == 0 {
-			return nil, corrupt("get tuple: the confirmed checkpoint's hash read empty")
-		}
-		if values, err = alignValues(hint, flat, predicted, valuesKey); err != nil {
-			return nil, err
-		}
-	} else if flat = d.list(items[1]); d.err != nil {
+		return s.finishPredicted(th, ns, hint, hash, predicted, cfg.CheckpointID == "")
+	}
+	if flat = d.list(items[1]); d.err != nil {
 		return nil, d.err
 	}
 	t, err := s.decodeTuple(th, ns, id, flat, values, items[3])
@@ -120,6 +132,38 @@ func (s *Saver) GetTuple(ctx context.Context, cfg checkpoint.Config) (*checkpoin
 	}
 	s.rememberRead(th, ns, id, gen, flat, cfg.CheckpointID == "")
 	return t, nil
+}
+
+// finishPredicted decodes a confirmed prediction: the checkpoint's hash and
+// its values as the plain HGETALL and HMGET read them.
+func (s *Saver) finishPredicted(th, ns string, hint tupleHint, hash map[string]string, got []any, latest bool) (*checkpoint.Tuple, error) {
+	flat := strbox.Pairs(hash)
+	if len(flat) == 0 {
+		return nil, corrupt("get tuple: the confirmed checkpoint's hash read empty")
+	}
+	values, err := alignValues(hint, flat, got, hint.hmget[1].(string))
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.decodeTuple(th, ns, hint.id, flat, values, nil)
+	if err != nil {
+		return nil, err
+	}
+	s.rememberRead(th, ns, hint.id, hint.gen, flat, latest)
+	return t, nil
+}
+
+// confirmsPlain reports whether the saver confirms a prediction of the
+// namespace by plain reads: not with a TTL (leases are judged on Redis's
+// clock, and renewed by reads with RefreshOnRead: the script does both),
+// nor once a plain confirmation of the namespace was refuted (another saver
+// writes there: the script confirms in the same round trip).
+func (s *Saver) confirmsPlain(th, ns string) bool {
+	if s.opts.TTL > 0 {
+		return false
+	}
+	_, shared := s.contended.get(hintKey(th, ns))
+	return !shared
 }
 
 // getTupleCall builds the keys and arguments of get_tuple.lua.

@@ -69,9 +69,10 @@ type Options struct {
 	// remembers (their "c:" fields, a few hundred bytes each), so that a
 	// later GetTuple of one by id reads its values by HMGET in the same
 	// transaction instead of through Lua, and a Put forking from one knows
-	// its pointers (default DefaultReadHints; negative: none). The script
-	// confirms every such prediction: a wrong one costs nothing but the
-	// HMGET.
+	// its pointers (default DefaultReadHints; negative: none). Every such
+	// prediction is confirmed before it is answered (GetTuple says how): a
+	// wrong one costs the reads of the predicted checkpoint, and the first
+	// in a namespace a second round trip.
 	ReadHints int
 
 	// Compression compresses large values on Put and PutWrites (off by

@@ -12,8 +12,8 @@ import (
 // tupleHint is what a saver last wrote or read of a namespace's latest
 // checkpoint: its generation, its id, its call token (field "o") and its
 // "c:" field/value pairs. With it GetTuple reads the checkpoint's hash and
-// values by a plain HGETALL and HMGET in the same transaction as
-// get_tuple.lua, which confirms the prediction (docs/storage-format.md,
+// values by a plain HGETALL and HMGET, confirmed by plain reads in the same
+// transaction (confirm.go) or by get_tuple.lua (docs/storage-format.md,
 // "Reading a checkpoint").
 type tupleHint struct {
 	gen, id, token string
@@ -169,8 +169,8 @@ func (s *Saver) rememberTuple(key string, h tupleHint) {
 // alignValues turns the reply of the HMGET of a confirmed prediction (values
 // in the order of the hint's pairs) into values aligned with the "c:" fields
 // of flat, as load_checkpoint (lib.lua) returns them. A value missing is
-// lost data; a "c:" field that is not the hint's is a saver bug (the script
-// confirmed the token of the Put that wrote them).
+// lost data; a "c:" field that is not the hint's is a saver bug (the token
+// of the Put that wrote them was confirmed).
 func alignValues(h tupleHint, flat []any, got []any, valuesKey string) ([]any, error) {
 	if len(got) != len(h.pairs)/2 {
 		return nil, corrupt("get tuple: %d values read for %d predicted", len(got), len(h.pairs)/2)

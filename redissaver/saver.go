@@ -21,6 +21,9 @@ type Saver struct {
 	gens   *hintCache[string]    // thread → its live generation
 	tuples *hintCache[tupleHint] // thread \0 namespace → its latest checkpoint read or written
 	byID   *hintCache[tupleHint] // thread \0 namespace \0 id → a checkpoint read by id or listed
+	// thread \0 namespace → a plain confirmation of a prediction there was
+	// refuted: the script confirms the namespace's predictions
+	contended *hintCache[struct{}]
 }
 
 // The interfaces Saver implements; a signature drift fails the build.
@@ -66,7 +69,8 @@ func New(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Saver, 
 		return nil, fmt.Errorf("redissaver: %w", err)
 	}
 	return &Saver{rdb: rdb, opts: o, layout: layout, ser: o.Serializer, gens: newHintCache[string](maxHints),
-		tuples: newHintCache[tupleHint](maxHints), byID: newHintCache[tupleHint](o.ReadHints)}, nil
+		tuples: newHintCache[tupleHint](maxHints), byID: newHintCache[tupleHint](o.ReadHints),
+		contended: newHintCache[struct{}](maxHints)}, nil
 }
 
 // Layout returns the key layout of the saver.

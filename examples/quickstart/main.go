@@ -20,6 +20,7 @@ import (
 
 	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/graphstate/redcheck/examples/internal/demo"
+	"github.com/graphstate/redcheck/keys"
 	"github.com/graphstate/redcheck/redissaver"
 	"github.com/redis/go-redis/v9"
 )
@@ -216,7 +217,7 @@ func (g *graph) resume(ctx context.Context) error {
 // checkpoint reads it back.
 func (g *graph) showStoredValues(ctx context.Context, rdb *redis.Client) error {
 	// The thread's head names its current generation, part of every data key.
-	gen, err := rdb.HGet(ctx, g.saver.Layout().Head(threadID), "g").Result()
+	gen, err := rdb.HGet(ctx, g.saver.Layout().Head(threadID), keys.HeadGeneration).Result()
 	if err != nil {
 		return fmt.Errorf("read the thread's head: %w", err)
 	}

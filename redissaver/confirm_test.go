@@ -1,0 +1,203 @@
+package redissaver_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/internal/redistest"
+	"github.com/graphstate/redcheck/keys"
+	"github.com/graphstate/redcheck/redissaver"
+	"github.com/redis/go-redis/v9"
+)
+
+// TestPlainConfirmation: a saver's GetTuple of the checkpoint it predicts
+// (the one it last wrote or read) is confirmed by plain reads in one
+// transaction, no script, and answers what get_tuple.lua answers. Whatever
+// changed since the prediction (another saver's Put or re-put, a deleted or
+// recreated thread, a lease, lost data), the answer is get_tuple.lua's, in
+// a second round trip: never the predicted checkpoint when it is no longer
+// the answer, never a missing key read as absent. After a refutation the
+// saver confirms that namespace's predictions in the script (one round
+// trip), and one with a TTL always does.
+func TestPlainConfirmation(t *testing.T) {
+	type env struct {
+		rdb          redis.UniversalClient
+		a, other     *redissaver.Saver
+		c1, c2       checkpoint.Config
+		head, gen    string
+		layout       keys.Layout
+		cpKey, blobs string
+	}
+	var legacyID string // set by its case: newer than the checkpoints before it
+	cases := []struct {
+		name    string
+		change  func(t *testing.T, e env) // after a's Puts of c1 and c2
+		want    func(e env) string        // the checkpoint GetTuple of the latest answers ("" for none)
+		wantErr error
+		refuted bool
+	}{
+		{name: "unchanged", want: func(e env) string { return e.c2.CheckpointID }},
+		{name: "another saver's newer checkpoint", refuted: true,
+			change: func(t *testing.T, e env) { stagedStep(t, e.other, e.c2, 2) },
+			want:   func(e env) string { return "" }}, // checked against a fresh saver's answer
+		{name: "the predicted checkpoint put again by another saver", refuted: true,
+			change: func(t *testing.T, e env) {
+				cp := checkpoint.Checkpoint{V: 4, ID: e.c2.CheckpointID, ChannelValues: map[string]any{"a": "value 1", "b": "kept"},
+					ChannelVersions: map[string]string{"a": "2", "b": "1"}}
+				if _, err := e.other.Put(context.Background(), e.c1, cp, checkpoint.Metadata{"step": 1, "note": "again"}, map[string]string{"a": "2"}); err != nil {
+					t.Fatal(err)
+				}
+			},
+			want: func(e env) string { return e.c2.CheckpointID }},
+		{name: "thread deleted", refuted: true, wantErr: checkpoint.ErrNotFound,
+			change: func(t *testing.T, e env) { must(t, e.other.DeleteThread(context.Background(), "t")) }},
+		{name: "thread deleted and written again", refuted: true,
+			change: func(t *testing.T, e env) {
+				must(t, e.other.DeleteThread(context.Background(), "t"))
+				stagedChain(t, e.other, "t", 1)
+			},
+			want: func(e env) string { return "" }},
+		{name: "a lease ahead", refuted: true,
+			change: func(t *testing.T, e env) {
+				must(t, e.rdb.HSet(context.Background(), e.head, keys.HeadLease, fmt.Sprint(time.Now().Add(time.Hour).UnixMilli())).Err())
+			},
+			want: func(e env) string { return e.c2.CheckpointID }},
+		{name: "a lease past", refuted: true, wantErr: checkpoint.ErrNotFound,
+			change: func(t *testing.T, e env) {
+				must(t, e.rdb.HSet(context.Background(), e.head, keys.HeadLease, "1000").Err())
+			}},
+		{name: "checkpoint hash lost", refuted: true, wantErr: checkpoint.ErrDataLoss,
+			change: func(t *testing.T, e env) { must(t, e.rdb.Del(context.Background(), e.cpKey).Err()) }},
+		{name: "namespace index lost", refuted: true, wantErr: checkpoint.ErrDataLoss,
+			change: func(t *testing.T, e env) {
+				must(t, e.rdb.Del(context.Background(), e.layout.Index("t", e.gen, "")).Err())
+			}},
+		{name: "namespace set lost", refuted: true, wantErr: checkpoint.ErrDataLoss,
+			change: func(t *testing.T, e env) {
+				must(t, e.rdb.Del(context.Background(), e.layout.Namespaces("t", e.gen)).Err())
+			}},
+		{name: "thread head lost", refuted: true, wantErr: checkpoint.ErrDataLoss,
+			change: func(t *testing.T, e env) { must(t, e.rdb.Del(context.Background(), e.head).Err()) }},
+		{name: "a checkpoint of format 3 with a parent", refuted: true, // its reader takes the parent's sends
+			change: func(t *testing.T, e env) {
+				ctx := context.Background()
+				legacyID = checkpoint.NewID()
+				must(t, e.a.PutWrites(ctx, e.c2, []checkpoint.Write{{Channel: checkpoint.TasksChannel, Value: "send"}}, "task", ""))
+				cp := checkpoint.Checkpoint{V: 3, ID: legacyID, ChannelValues: map[string]any{"a": "value 2", "b": "kept"},
+					ChannelVersions: map[string]string{"a": "3", "b": "1"}}
+				if _, err := e.a.Put(ctx, e.c2, cp, checkpoint.Metadata{"step": 2}, map[string]string{"a": "3"}); err != nil {
+					t.Fatal(err)
+				}
+			},
+			want: func(e env) string { return legacyID }},
+		{name: "a predicted value lost", wantErr: checkpoint.ErrDataLoss,
+			change: func(t *testing.T, e env) {
+				must(t, e.rdb.HDel(context.Background(), e.blobs, storedBlobField(t, e.rdb, e.blobs, "a", "2")).Err())
+			}},
+	}
+	for _, b := range backends {
+		for _, tc := range cases {
+			t.Run(b.name+"/"+tc.name, func(t *testing.T) {
+				ctx := context.Background()
+				rdb := b.client(t)
+				rec := &txRecorder{}
+				rdb.AddHook(rec)
+				ctr := redistest.CountRoundTrips(rdb)
+				a := newSaver(t, rdb, redissaver.Options{})
+				other, err := redissaver.New(ctx, rdb, redissaver.Options{Prefix: a.Layout().Prefix(), AcceptEviction: true})
+				must(t, err)
+				must(t, a.LoadScripts(ctx))
+				e := env{rdb: rdb, a: a, other: other, layout: a.Layout(), head: a.Layout().Head("t")}
+				e.c1 = stagedStep(t, a, checkpoint.Config{ThreadID: "t"}, 0)
+				e.c2 = stagedStep(t, a, e.c1, 1)
+				e.gen = rdb.HGet(ctx, e.head, keys.HeadGeneration).Val()
+				e.cpKey = e.layout.Checkpoint("t", e.gen, "", e.c2.CheckpointID)
+				e.blobs = e.layout.Blobs("t", e.gen, "")
+				if tc.change != nil {
+					tc.change(t, e)
+				}
+				rec.txs = nil
+				ctr.Reset()
+				got, err := a.GetTuple(ctx, checkpoint.Config{ThreadID: "t"})
+				cmds, trips, txs := ctr.Commands(), ctr.Load(), rec.txs
+				if tc.wantErr != nil {
+					if !errors.Is(err, tc.wantErr) {
+						t.Fatalf("GetTuple: %+v, %v; want %v", got, err, tc.wantErr)
+					}
+				} else {
+					if err != nil {
+						t.Fatal(err)
+					}
+					// The answer is what a saver that predicts nothing reads.
+					fresh, err := redissaver.New(ctx, rdb, redissaver.Options{Prefix: a.Layout().Prefix(), AcceptEviction: true})
+					must(t, err)
+					want, err := fresh.GetTuple(ctx, checkpoint.Config{ThreadID: "t"})
+					must(t, err)
+					if id := tc.want(e); id != "" && want.Config.CheckpointID != id {
+						t.Fatalf("the unpredicted read answers %s, want %s", want.Config.CheckpointID, id)
+					}
+					if !reflect.DeepEqual(got, want) {
+						t.Fatalf("predicted read:\n%+v\nunpredicted:\n%+v", got, want)
+					}
+				}
+				// The first round trip is the plain transaction, no script.
+				if len(txs) == 0 || slices.Contains(txs[0], "evalsha") || !slices.Contains(txs[0], "hgetall") {
+					t.Fatalf("transactions %v, want the plain reads first", txs)
+				}
+				wantTrips := int64(1)
+				if tc.refuted {
+					wantTrips = 2
+				}
+				if trips != wantTrips {
+					t.Fatalf("%d round trips (%v), want %d", trips, cmds, wantTrips)
+				}
+				if !tc.refuted || tc.wantErr != nil {
+					return
+				}
+				// Refuted once, the namespace's next prediction is confirmed by
+				// the script, in one round trip.
+				rec.txs = nil
+				ctr.Reset()
+				again, err := a.GetTuple(ctx, checkpoint.Config{ThreadID: "t"})
+				must(t, err)
+				if !reflect.DeepEqual(again, got) {
+					t.Fatalf("read again: %+v, want %+v", again, got)
+				}
+				if n := ctr.Load(); n != 1 || len(rec.txs) != 1 || !slices.Contains(rec.txs[0], "evalsha") {
+					t.Fatalf("read again: %d round trips, transactions %v; want the script's confirmation", n, rec.txs)
+				}
+			})
+		}
+	}
+}
+
+// TestPlainConfirmationOff: a saver with a TTL confirms its predictions in
+// the script (which judges and, with RefreshOnRead, renews leases on
+// Redis's clock).
+func TestPlainConfirmationOff(t *testing.T) {
+	for _, opts := range []redissaver.Options{{TTL: time.Hour}, {TTL: time.Hour, RefreshOnRead: true}} {
+		t.Run(fmt.Sprint("refresh_", opts.RefreshOnRead), func(t *testing.T) {
+			rdb := redistest.Real(t)
+			rec := &txRecorder{}
+			rdb.AddHook(rec)
+			s := newSaver(t, rdb, opts)
+			ctx := context.Background()
+			c2 := stagedChain(t, s, "t", 2)
+			must(t, s.LoadScripts(ctx))
+			rec.txs = nil
+			tup, err := s.GetTuple(ctx, checkpoint.Config{ThreadID: "t"})
+			if err != nil || tup.Config.CheckpointID != c2.CheckpointID {
+				t.Fatalf("GetTuple: %+v, %v", tup, err)
+			}
+			if len(rec.txs) != 1 || !slices.Contains(rec.txs[0], "evalsha") || !slices.Contains(rec.txs[0], "hmget") {
+				t.Fatalf("transactions %v, want the script's confirmation", rec.txs)
+			}
+		})
+	}
+}
