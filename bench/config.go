@@ -60,7 +60,7 @@ func parseConfig(args []string) (config, error) {
 	fs.IntVar(&c.steps, "steps", 100, "S: super-steps per thread (the full-history read lists all S; at least 20)")
 	fs.IntVar(&c.ops, "ops", 2000, "most operations measured per pass")
 	fs.DurationVar(&c.budget, "time", time.Second, "most time per pass (a pass stops at -ops or -time, whichever comes first)")
-	fs.IntVar(&c.rounds, "rounds", 5, "each pass runs in this many chunks, interleaved with the other passes of its group (the limit's included), so that a change of load hits all alike")
+	fs.IntVar(&c.rounds, "rounds", 20, "each pass runs in this many chunks, interleaved with the other passes of its group (the limit's included), so that a change of load hits all alike")
 	fs.StringVar(&conc, "concurrency", "1,4,16,64,256", "concurrency sweep: goroutines sharing one client")
 	fs.StringVar(&sizes, "state-sizes", "1KB,16KB,128KB,1MB", "state size sweep (Put and latest GetTuple at concurrency 1)")
 	fs.StringVar(&hist, "history", "10,100,1000,10000", "history sweep: checkpoints in one thread (add 100000 for the full sweep, ~1 min more)")

@@ -14,7 +14,7 @@ func TestParseConfig(t *testing.T) {
 	if !slices.Equal(c.history, []int{10, 1000, 100000}) || !slices.Equal(c.stateSizes, []int{512, 1024, 1 << 20}) || !slices.Equal(c.concurrency, []int{1, 4}) {
 		t.Errorf("lists: %v %v %v", c.history, c.stateSizes, c.concurrency)
 	}
-	if c.threads != 20 || c.steps != 100 || c.budget != time.Second || c.rounds != 5 || c.out != "bench/results" {
+	if c.threads != 20 || c.steps != 100 || c.budget != time.Second || c.rounds != 20 || c.out != "bench/results" {
 		t.Errorf("defaults: %+v", c)
 	}
 	q, err := parseConfig([]string{"-quick", "-threads", "3"})
