@@ -43,8 +43,8 @@ func (s *Saver) GetTuple(ctx context.Context, cfg checkpoint.Config) (*checkpoin
 		return nil, notFound("checkpoint %q", cfg.CheckpointID)
 	}
 	th, ns := cfg.ThreadID, cfg.CheckpointNS
-	sc := s.getTupleCall(cfg)
-	hint, predict := s.tuples.get(hintKey(th, ns))
+	hk := hintKey(th, ns)
+	hint, predict := s.tuples.get(hk)
 	predict = predict && (cfg.CheckpointID == "" || cfg.CheckpointID == hint.id)
 	if !predict && cfg.CheckpointID != "" {
 		hint, predict = s.byID.get(idKey(th, ns, cfg.CheckpointID))
@@ -55,7 +55,7 @@ func (s *Saver) GetTuple(ctx context.Context, cfg checkpoint.Config) (*checkpoin
 		predicted []any
 		hash      map[string]string
 	)
-	if predict && s.confirmsPlain(th, ns) {
+	if predict && s.confirmsPlain(hk) {
 		// The prediction confirmed by plain reads, no script; refuted, the
 		// script reads the answer (a second round trip), and confirms this
 		// namespace's later predictions itself.
@@ -66,9 +66,10 @@ func (s *Saver) GetTuple(ctx context.Context, cfg checkpoint.Config) (*checkpoin
 		if h, got, ok := r.confirmed(hint); ok {
 			return s.finishPredicted(th, ns, hint, h, got, cfg.CheckpointID == "")
 		}
-		s.contended.set(hintKey(th, ns), struct{}{})
+		s.contended.set(hk, struct{}{})
 		predict = false
 	}
+	sc := s.getTupleCall(cfg)
 	if predict {
 		// The hash and the values of the checkpoint the hint names, by a
 		// plain HGETALL and HMGET after the script, which confirms the
@@ -154,15 +155,15 @@ func (s *Saver) finishPredicted(th, ns string, hint tupleHint, hash map[string]s
 }
 
 // confirmsPlain reports whether the saver confirms a prediction of the
-// namespace by plain reads: not with a TTL (leases are judged on Redis's
+// namespace of hint key hk by plain reads: not with a TTL (leases are judged on Redis's
 // clock, and renewed by reads with RefreshOnRead: the script does both),
 // nor once a plain confirmation of the namespace was refuted (another saver
 // writes there: the script confirms in the same round trip).
-func (s *Saver) confirmsPlain(th, ns string) bool {
+func (s *Saver) confirmsPlain(hk string) bool {
 	if s.opts.TTL > 0 {
 		return false
 	}
-	_, shared := s.contended.get(hintKey(th, ns))
+	_, shared := s.contended.get(hk)
 	return !shared
 }
 
