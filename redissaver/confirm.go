@@ -85,3 +85,10 @@ func (r *plainRead) confirmed(h tupleHint) (map[string]string, []any, bool) {
 	}
 	return hash, vals, true
 }
+
+// threadGone reports whether the plain reads found no head (a thread
+// deleted, or lost, which the script tells apart).
+func (r *plainRead) threadGone() bool {
+	head, err := r.head.Result()
+	return err == nil && len(head) == 2 && head[0] == ""
+}

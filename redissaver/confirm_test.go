@@ -22,9 +22,10 @@ import (
 // changed since the prediction (another saver's Put or re-put, a deleted or
 // recreated thread, a lease, lost data), the answer is get_tuple.lua's, in
 // a second round trip: never the predicted checkpoint when it is no longer
-// the answer, never a missing key read as absent. After a refutation the
-// saver confirms that namespace's predictions in the script (one round
-// trip), and one with a TTL always does.
+// the answer, never a missing key read as absent. After a refutation by
+// another writer the saver confirms that namespace's predictions in the
+// script (one round trip), and one with a TTL always does; after a
+// deletion it predicts nothing until it learns the thread again.
 func TestPlainConfirmation(t *testing.T) {
 	type env struct {
 		rdb          redis.UniversalClient
@@ -156,6 +157,31 @@ func TestPlainConfirmation(t *testing.T) {
 				}
 				if trips != wantTrips {
 					t.Fatalf("%d round trips (%v), want %d", trips, cmds, wantTrips)
+				}
+				if tc.name == "thread deleted" {
+					// Nothing is left to predict: the next read is the script's
+					// alone, and once the saver writes the thread again its
+					// reads are confirmed by plain reads again (a deleted
+					// thread is not another writer).
+					rec.txs = nil
+					ctr.Reset()
+					if _, err := a.GetTuple(ctx, checkpoint.Config{ThreadID: "t"}); !errors.Is(err, checkpoint.ErrNotFound) {
+						t.Fatalf("read again: %v, want ErrNotFound", err)
+					}
+					if n := ctr.Load(); n != 1 || len(rec.txs) != 0 {
+						t.Fatalf("read again: %d round trips, transactions %v; want the script alone", n, rec.txs)
+					}
+					c := stagedChain(t, a, "t", 2)
+					rec.txs = nil
+					ctr.Reset()
+					tup, err := a.GetTuple(ctx, checkpoint.Config{ThreadID: "t"})
+					if err != nil || tup.Config.CheckpointID != c.CheckpointID {
+						t.Fatalf("read of the thread written again: %+v, %v", tup, err)
+					}
+					if n := ctr.Load(); n != 1 || len(rec.txs) != 1 || slices.Contains(rec.txs[0], "evalsha") {
+						t.Fatalf("read of the thread written again: %d round trips, transactions %v; want the plain reads", n, rec.txs)
+					}
+					return
 				}
 				if !tc.refuted || tc.wantErr != nil {
 					return

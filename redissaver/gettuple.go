@@ -18,11 +18,11 @@ import (
 // trip; with RefreshOnRead it also extends the TTL. When it reads the
 // checkpoint this saver last wrote or read in the namespace, or one it read
 // by id or listed (the last 4,096 of those), plain reads in one transaction
-// confirm the prediction and read the checkpoint, with no script; when
-// another writer made the prediction wrong, the script reads the answer in
-// a second round trip, and confirms the namespace's later predictions in
-// the same transaction as the plain reads (as it always does with a TTL)
-// (docs/storage-format.md, "Reading a checkpoint").
+// confirm the prediction and read the checkpoint, with no script; when the
+// prediction is wrong, the script reads the answer in a second round trip
+// and, when another writer made it wrong, confirms the namespace's later
+// predictions in the same transaction as the plain reads (as it always does
+// with a TTL) (docs/storage-format.md, "Reading a checkpoint").
 //
 // Errors: checkpoint.ErrNotFound when there is no such checkpoint (a missing
 // ID never falls back to the latest), when the thread is unknown and when
@@ -57,8 +57,9 @@ func (s *Saver) GetTuple(ctx context.Context, cfg checkpoint.Config) (*checkpoin
 	)
 	if predict && s.confirmsPlain(hk) {
 		// The prediction confirmed by plain reads, no script; refuted, the
-		// script reads the answer (a second round trip), and confirms this
-		// namespace's later predictions itself.
+		// script reads the answer (a second round trip). A thread still
+		// there has another writer: the script confirms the namespace's
+		// later predictions itself. A thread gone leaves nothing to predict.
 		r, err := s.readPlain(ctx, th, ns, hint, cfg.CheckpointID == "")
 		if err != nil {
 			return nil, redisErr("get tuple", err)
@@ -66,7 +67,12 @@ func (s *Saver) GetTuple(ctx context.Context, cfg checkpoint.Config) (*checkpoin
 		if h, got, ok := r.confirmed(hint); ok {
 			return s.finishPredicted(th, ns, hint, h, got, cfg.CheckpointID == "")
 		}
-		s.contended.set(hk, struct{}{})
+		if r.threadGone() {
+			s.tuples.forget(hk)
+			s.byID.forget(idKey(th, ns, hint.id))
+		} else {
+			s.contended.set(hk, struct{}{})
+		}
 		predict = false
 	}
 	sc := s.getTupleCall(cfg)
