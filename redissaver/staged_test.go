@@ -441,9 +441,10 @@ func (r *txRecorder) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 }
 
 // TestPredictedRead: GetTuple of the checkpoint the saver last wrote reads
-// its values by HMGET in the same transaction as get_tuple.lua; a wrong
-// prediction (another saver wrote since, or deleted the thread) still gets
-// the right answer, and a value lost is ErrDataLoss.
+// its values by HMGET in the same transaction as the reads that confirm the
+// prediction; a wrong prediction (another saver wrote since, or deleted the
+// thread) still gets the right answer, and a value lost is ErrDataLoss
+// (TestPlainConfirmation has every case of the confirmation).
 func TestPredictedRead(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
