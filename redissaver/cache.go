@@ -1,6 +1,9 @@
 package redissaver
 
-import "sync"
+import (
+	"strings"
+	"sync"
+)
 
 // hintCache remembers, for the threads this saver used last, what it last
 // learnt of them: a hint that the scripts check, never an answer. Put stages
@@ -56,4 +59,16 @@ func (c *hintCache[V]) forget(key string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.m, key)
+}
+
+// forgetPrefix drops the hints of every key that starts with prefix: a walk
+// of the whole cache (at most maxHints keys, or the cache's own max).
+func (c *hintCache[V]) forgetPrefix(prefix string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k := range c.m {
+		if strings.HasPrefix(k, prefix) {
+			delete(c.m, k)
+		}
+	}
 }

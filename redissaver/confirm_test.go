@@ -227,3 +227,54 @@ func TestPlainConfirmationOff(t *testing.T) {
 		})
 	}
 }
+
+// TestOwnDeleteForgetsPredictions: a saver that deletes a thread forgets
+// what it knew of it: its next read predicts nothing (the script alone, one
+// round trip), its next Put stages for a new thread (one round trip, not a
+// second staging into the old generation), and its reads after that are
+// confirmed by plain reads again.
+func TestOwnDeleteForgetsPredictions(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			rdb := b.client(t)
+			rec := &txRecorder{}
+			rdb.AddHook(rec)
+			ctr := redistest.CountRoundTrips(rdb)
+			s := newSaver(t, rdb, redissaver.Options{})
+			must(t, s.LoadScripts(ctx))
+			for _, ns := range []string{"", "sub"} {
+				c := stagedStep(t, s, checkpoint.Config{ThreadID: "t", CheckpointNS: ns}, 0)
+				if _, err := s.GetTuple(ctx, c); err != nil { // a hint by id too
+					t.Fatal(err)
+				}
+			}
+			must(t, s.DeleteThread(ctx, "t"))
+			for _, ns := range []string{"", "sub"} {
+				rec.txs = nil
+				ctr.Reset()
+				if _, err := s.GetTuple(ctx, checkpoint.Config{ThreadID: "t", CheckpointNS: ns}); !errors.Is(err, checkpoint.ErrNotFound) {
+					t.Fatalf("namespace %q after the delete: %v, want ErrNotFound", ns, err)
+				}
+				if n := ctr.Load(); n != 1 || len(rec.txs) != 0 {
+					t.Fatalf("namespace %q after the delete: %d round trips, transactions %v; want the script alone", ns, n, rec.txs)
+				}
+			}
+			ctr.Reset()
+			c := stagedStep(t, s, checkpoint.Config{ThreadID: "t"}, 0)
+			if n := ctr.Load(); n != 1 {
+				t.Fatalf("Put after the delete: %d round trips (%v), want 1", n, ctr.Commands())
+			}
+			c = stagedStep(t, s, c, 1)
+			rec.txs = nil
+			ctr.Reset()
+			tup, err := s.GetTuple(ctx, checkpoint.Config{ThreadID: "t"})
+			if err != nil || tup.Config.CheckpointID != c.CheckpointID {
+				t.Fatalf("latest after writing again: %+v, %v", tup, err)
+			}
+			if n := ctr.Load(); n != 1 || len(rec.txs) != 1 || slices.Contains(rec.txs[0], "evalsha") {
+				t.Fatalf("latest after writing again: %d round trips, transactions %v; want the plain reads", n, rec.txs)
+			}
+		})
+	}
+}

@@ -122,6 +122,18 @@ func (s *Saver) stagedOrder(cfg checkpoint.Config, gen string, fields []string, 
 	return out, inherited
 }
 
+// forgetThread drops what the saver remembers of a thread it deleted: its
+// generation and every prediction in it (keys that start with the thread
+// and "\x00"; a thread id holding "\x00" may take another thread's hints
+// along, which only costs that thread its predictions).
+func (s *Saver) forgetThread(thread string) {
+	s.gens.forget(thread)
+	prefix := thread + "\x00"
+	s.tuples.forgetPrefix(prefix)
+	s.byID.forgetPrefix(prefix)
+	s.contended.forgetPrefix(prefix)
+}
+
 // rememberRead records a checkpoint read (its hash fields as field/value
 // pairs) and its thread's generation: as its namespace's latest when it was
 // read as the latest, else by id (a GetTuple by id, a List), so that a read
