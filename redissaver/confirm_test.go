@@ -106,14 +106,9 @@ func TestPlainConfirmation(t *testing.T) {
 		for _, tc := range cases {
 			t.Run(b.name+"/"+tc.name, func(t *testing.T) {
 				ctx := context.Background()
-				rdb := b.client(t)
-				rec := &txRecorder{}
-				rdb.AddHook(rec)
-				ctr := redistest.CountRoundTrips(rdb)
-				a := newSaver(t, rdb, redissaver.Options{})
+				rdb, rec, ctr, a := observedSaver(t, b.client)
 				other, err := redissaver.New(ctx, rdb, redissaver.Options{Prefix: a.Layout().Prefix(), AcceptEviction: true})
 				must(t, err)
-				must(t, a.LoadScripts(ctx))
 				e := env{rdb: rdb, a: a, other: other, layout: a.Layout(), head: a.Layout().Head("t")}
 				e.c1 = stagedStep(t, a, checkpoint.Config{ThreadID: "t"}, 0)
 				e.c2 = stagedStep(t, a, e.c1, 1)
@@ -163,24 +158,8 @@ func TestPlainConfirmation(t *testing.T) {
 					// alone, and once the saver writes the thread again its
 					// reads are confirmed by plain reads again (a deleted
 					// thread is not another writer).
-					rec.txs = nil
-					ctr.Reset()
-					if _, err := a.GetTuple(ctx, checkpoint.Config{ThreadID: "t"}); !errors.Is(err, checkpoint.ErrNotFound) {
-						t.Fatalf("read again: %v, want ErrNotFound", err)
-					}
-					if n := ctr.Load(); n != 1 || len(rec.txs) != 0 {
-						t.Fatalf("read again: %d round trips, transactions %v; want the script alone", n, rec.txs)
-					}
-					c := stagedChain(t, a, "t", 2)
-					rec.txs = nil
-					ctr.Reset()
-					tup, err := a.GetTuple(ctx, checkpoint.Config{ThreadID: "t"})
-					if err != nil || tup.Config.CheckpointID != c.CheckpointID {
-						t.Fatalf("read of the thread written again: %+v, %v", tup, err)
-					}
-					if n := ctr.Load(); n != 1 || len(rec.txs) != 1 || slices.Contains(rec.txs[0], "evalsha") {
-						t.Fatalf("read of the thread written again: %d round trips, transactions %v; want the plain reads", n, rec.txs)
-					}
+					requireUnpredictedMiss(t, a, rec, ctr, "")
+					requirePlainLatest(t, a, rec, ctr, stagedChain(t, a, "t", 2))
 					return
 				}
 				if !tc.refuted || tc.wantErr != nil {
@@ -237,12 +216,7 @@ func TestOwnDeleteForgetsPredictions(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			ctx := context.Background()
-			rdb := b.client(t)
-			rec := &txRecorder{}
-			rdb.AddHook(rec)
-			ctr := redistest.CountRoundTrips(rdb)
-			s := newSaver(t, rdb, redissaver.Options{})
-			must(t, s.LoadScripts(ctx))
+			_, rec, ctr, s := observedSaver(t, b.client)
 			for _, ns := range []string{"", "sub"} {
 				c := stagedStep(t, s, checkpoint.Config{ThreadID: "t", CheckpointNS: ns}, 0)
 				if _, err := s.GetTuple(ctx, c); err != nil { // a hint by id too
@@ -251,30 +225,58 @@ func TestOwnDeleteForgetsPredictions(t *testing.T) {
 			}
 			must(t, s.DeleteThread(ctx, "t"))
 			for _, ns := range []string{"", "sub"} {
-				rec.txs = nil
-				ctr.Reset()
-				if _, err := s.GetTuple(ctx, checkpoint.Config{ThreadID: "t", CheckpointNS: ns}); !errors.Is(err, checkpoint.ErrNotFound) {
-					t.Fatalf("namespace %q after the delete: %v, want ErrNotFound", ns, err)
-				}
-				if n := ctr.Load(); n != 1 || len(rec.txs) != 0 {
-					t.Fatalf("namespace %q after the delete: %d round trips, transactions %v; want the script alone", ns, n, rec.txs)
-				}
+				requireUnpredictedMiss(t, s, rec, ctr, ns)
 			}
 			ctr.Reset()
 			c := stagedStep(t, s, checkpoint.Config{ThreadID: "t"}, 0)
 			if n := ctr.Load(); n != 1 {
 				t.Fatalf("Put after the delete: %d round trips (%v), want 1", n, ctr.Commands())
 			}
-			c = stagedStep(t, s, c, 1)
-			rec.txs = nil
-			ctr.Reset()
-			tup, err := s.GetTuple(ctx, checkpoint.Config{ThreadID: "t"})
-			if err != nil || tup.Config.CheckpointID != c.CheckpointID {
-				t.Fatalf("latest after writing again: %+v, %v", tup, err)
-			}
-			if n := ctr.Load(); n != 1 || len(rec.txs) != 1 || slices.Contains(rec.txs[0], "evalsha") {
-				t.Fatalf("latest after writing again: %d round trips, transactions %v; want the plain reads", n, rec.txs)
-			}
+			requirePlainLatest(t, s, rec, ctr, stagedStep(t, s, c, 1))
 		})
+	}
+}
+
+// observedSaver returns a client of a backend with a transaction recorder
+// and a round-trip counter, and a saver on it with its scripts loaded (no
+// NOSCRIPT retry in the counts).
+func observedSaver(t *testing.T, client func(*testing.T) redis.UniversalClient) (redis.UniversalClient, *txRecorder, *redistest.Counter, *redissaver.Saver) {
+	t.Helper()
+	rdb := client(t)
+	rec := &txRecorder{}
+	rdb.AddHook(rec)
+	ctr := redistest.CountRoundTrips(rdb)
+	s := newSaver(t, rdb, redissaver.Options{})
+	must(t, s.LoadScripts(context.Background()))
+	return rdb, rec, ctr, s
+}
+
+// requireUnpredictedMiss reads the latest checkpoint of namespace ns of
+// thread "t", which is gone, and requires ErrNotFound from the script alone:
+// one round trip, no transaction (nothing predicted).
+func requireUnpredictedMiss(t *testing.T, s *redissaver.Saver, rec *txRecorder, ctr *redistest.Counter, ns string) {
+	t.Helper()
+	rec.txs = nil
+	ctr.Reset()
+	if _, err := s.GetTuple(context.Background(), checkpoint.Config{ThreadID: "t", CheckpointNS: ns}); !errors.Is(err, checkpoint.ErrNotFound) {
+		t.Fatalf("namespace %q of a deleted thread: %v, want ErrNotFound", ns, err)
+	}
+	if n := ctr.Load(); n != 1 || len(rec.txs) != 0 {
+		t.Fatalf("namespace %q of a deleted thread: %d round trips, transactions %v; want the script alone", ns, n, rec.txs)
+	}
+}
+
+// requirePlainLatest reads the latest checkpoint of thread "t" and requires
+// want, confirmed by plain reads: one round trip, one transaction, no script.
+func requirePlainLatest(t *testing.T, s *redissaver.Saver, rec *txRecorder, ctr *redistest.Counter, want checkpoint.Config) {
+	t.Helper()
+	rec.txs = nil
+	ctr.Reset()
+	tup, err := s.GetTuple(context.Background(), checkpoint.Config{ThreadID: "t"})
+	if err != nil || tup.Config.CheckpointID != want.CheckpointID {
+		t.Fatalf("latest of the thread written again: %+v, %v; want %s", tup, err, want.CheckpointID)
+	}
+	if n := ctr.Load(); n != 1 || len(rec.txs) != 1 || slices.Contains(rec.txs[0], "evalsha") {
+		t.Fatalf("latest of the thread written again: %d round trips, transactions %v; want the plain reads", n, rec.txs)
 	}
 }
