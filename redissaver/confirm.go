@@ -14,7 +14,7 @@ import (
 // MULTI/EXEC, no script (docs/storage-format.md, "Reading a checkpoint"):
 // the thread's head, the namespace's set and index, the namespace's newest
 // id (a read of the latest), the predicted checkpoint's hash and its values.
-// The client judges them with confirmPlain; anything but the usual case is
+// The client judges them with confirmed; anything but the usual case is
 // left to get_tuple.lua, which owns the answer for every other state.
 type plainRead struct {
 	head  *redis.StringSliceCmd     // HMGET head g exp ("" for a field absent)

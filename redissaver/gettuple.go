@@ -68,8 +68,7 @@ func (s *Saver) GetTuple(ctx context.Context, cfg checkpoint.Config) (*checkpoin
 			return s.finishPredicted(th, ns, hint, h, got, cfg.CheckpointID == "")
 		}
 		if r.threadGone() {
-			s.tuples.forget(hk)
-			s.byID.forget(idKey(th, ns, hint.id))
+			s.forgetThread(th)
 		} else {
 			s.contended.set(hk, struct{}{})
 		}
@@ -161,10 +160,11 @@ func (s *Saver) finishPredicted(th, ns string, hint tupleHint, hash map[string]s
 }
 
 // confirmsPlain reports whether the saver confirms a prediction of the
-// namespace of hint key hk by plain reads: not with a TTL (leases are judged on Redis's
-// clock, and renewed by reads with RefreshOnRead: the script does both),
-// nor once a plain confirmation of the namespace was refuted (another saver
-// writes there: the script confirms in the same round trip).
+// namespace of hint key hk by plain reads: not with a TTL (leases are
+// judged on Redis's clock, and renewed by reads with RefreshOnRead: the
+// script does both), nor once a plain confirmation of the namespace was
+// refuted (another saver writes there: the script confirms in the same
+// round trip).
 func (s *Saver) confirmsPlain(hk string) bool {
 	if s.opts.TTL > 0 {
 		return false

@@ -122,8 +122,8 @@ func (s *Saver) stagedOrder(cfg checkpoint.Config, gen string, fields []string, 
 	return out, inherited
 }
 
-// forgetThread drops what the saver remembers of a thread it deleted: its
-// generation and every prediction in it (keys that start with the thread
+// forgetThread drops what the saver remembers of a thread it deleted or
+// found gone: its generation and every prediction in it (keys that start with the thread
 // and "\x00"; a thread id holding "\x00" may take another thread's hints
 // along, which only costs that thread its predictions).
 func (s *Saver) forgetThread(thread string) {
