@@ -2,12 +2,13 @@ package redissaver
 
 import (
 	"context"
-	mb "github.com/graphstate/redcheck/internal/member"
+	"errors"
 	"iter"
 	"slices"
 	"strings"
 
 	"github.com/graphstate/redcheck/checkpoint"
+	mb "github.com/graphstate/redcheck/internal/member"
 	"github.com/graphstate/redcheck/internal/scriptrun"
 	"github.com/graphstate/redcheck/keys"
 )
@@ -18,9 +19,14 @@ import (
 //
 // Round trips: with a thread, one script call per page of Options.PageSize
 // checkpoints (or of q.Limit, when smaller); Redis never ships more than the
-// page. Without a thread (every thread of the saver) and with one shard, the
-// same; with several shards, two pipelined round trips per page: the first
-// finds the page's checkpoints in every shard, the second reads them.
+// page. A page whose values hold more than 32 KiB takes a second round trip:
+// the script returns the checkpoints without their values, and the saver
+// reads those by plain HMGET, each value once, so that they never enter Lua
+// (docs/storage-format.md, "Listing"); a value gone in between sends the
+// page back to the script, which reads it whole (a third). Without a thread
+// (every thread of the saver) and with one shard, the same; with several
+// shards, two pipelined round trips per page: the first finds the page's
+// checkpoints in every shard, the second reads them.
 //
 // With RefreshOnRead, the lease of every thread a page returns is renewed.
 // A thread deleted or replaced while it is being listed ends its listing;
@@ -138,17 +144,21 @@ func (w *walk) lower(b string) {
 	}
 }
 
-// call builds the list.lua call of the walk's next page.
-func (w *walk) call(l *lister, page int, refs bool) scriptCall {
-	r := "0"
-	if refs {
-		r = "1"
-	}
+// What a list.lua call returns of each checkpoint of its page (ARGV[10]).
+const (
+	listWhole   = "0" // the checkpoints with their values
+	listMembers = "1" // the index members only
+	listAuto    = "2" // the checkpoints, with their values when they are small (list_values.go)
+)
+
+// call builds the list.lua call of the walk's next page, returning what
+// (listWhole, listMembers or listAuto).
+func (w *walk) call(l *lister, page int, what string) scriptCall {
 	nsOnly := ""
 	if w.mode == "shard" {
 		nsOnly = l.nsOnly
 	}
-	args := append([]any{w.mode, w.sb, w.enct, w.encn, w.gen, w.max, w.min, page, max(scanBudget, page), r, nsOnly,
+	args := append([]any{w.mode, w.sb, w.enct, w.encn, w.gen, w.max, w.min, page, max(scanBudget, page), what, nsOnly,
 		l.refresh, len(l.filter) / 2}, l.filter...)
 	return scriptCall{keys: []string{w.key}, args: args}
 }
@@ -180,21 +190,38 @@ func (s *Saver) listOne(ctx context.Context, l *lister, yield func(*checkpoint.T
 	default:
 		w = newWalk(s.layout.All(0), "shard", s.layout.ShardBase(0), "", "", q)
 	}
+	what := listAuto
 	for !w.done && l.left != 0 {
-		c := w.call(l, l.page(s.opts.PageSize), false)
+		at := *w
+		c := w.call(l, l.page(s.opts.PageSize), what)
 		res, err := s.run(ctx, scriptrun.List, c.keys, c.args...).Slice()
 		if err != nil {
 			yield(nil, scriptErr("list", err))
 			return
 		}
-		next, gen, items, err := listReply(res)
+		next, gen, raw, err := listReply(res)
 		if err != nil {
 			yield(nil, err)
 			return
 		}
 		w.advance(next, gen)
+		items, err := pageItems(l.q, w.mode, gen, raw)
+		if err == nil {
+			err = s.readValues(ctx, items)
+		}
+		if errors.Is(err, errValueGone) {
+			// A value went between the two round trips (or was lost): the
+			// script reads the page again, values and all, and answers for it.
+			*w, what = at, listWhole
+			continue
+		}
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		what = listAuto
 		for _, it := range items {
-			t, err := s.decodeListItem(l.q, w.mode, gen, it)
+			t, err := s.decodeListItem(it)
 			if err != nil {
 				yield(nil, err)
 				return
@@ -222,51 +249,71 @@ func listReply(res []any) (next, gen string, items []any, err error) {
 	return next, gen, res[2:], nil
 }
 
-// decodeListItem decodes one {member, flat, blobs, extra} item of a page
-// that read generation gen ("" in shard mode), and remembers the checkpoint
-// for a GetTuple of it by id.
-func (s *Saver) decodeListItem(q checkpoint.ListQuery, mode, gen string, item any) (*checkpoint.Tuple, error) {
-	parts, ok := item.([]any)
-	if !ok || len(parts) != 4 {
-		return nil, corrupt("list item of %T", item)
+// listItem is one checkpoint of a page: where it lives, and its hash,
+// values (nil until read, when list.lua left them out) and parent's writes
+// as list.lua returned them.
+type listItem struct {
+	id, thread, ns, gen string
+	remember            bool // a GetTuple of it by id may predict it (modes ns and thread)
+	flat, values, extra any
+}
+
+// pageItems splits the {member, flat, values, extra} items of a page that
+// read generation gen ("" in shard mode, where members name theirs).
+func pageItems(q checkpoint.ListQuery, mode, gen string, raw []any) ([]listItem, error) {
+	items := make([]listItem, len(raw))
+	for i, item := range raw {
+		parts, ok := item.([]any)
+		if !ok || len(parts) != 4 {
+			return nil, corrupt("list item of %T", item)
+		}
+		var d reply
+		member := d.str(parts[0])
+		if d.err != nil {
+			return nil, d.err
+		}
+		it := listItem{gen: gen, remember: gen != "", flat: parts[1], values: parts[2], extra: parts[3]}
+		var err error
+		if it.id, it.thread, it.ns, it.gen, err = parseMember(q, mode, gen, member); err != nil {
+			return nil, err
+		}
+		items[i] = it
 	}
-	var d reply
-	member := d.str(parts[0])
-	if d.err != nil {
-		return nil, d.err
-	}
-	id, thread, ns, err := parseMember(q, mode, member)
-	if err != nil {
-		return nil, err
-	}
-	t, err := s.decodeTuple(thread, ns, id, parts[1], parts[2], parts[3])
-	if err == nil && gen != "" {
-		if flat, ok := parts[1].([]any); ok {
-			s.rememberRead(thread, ns, id, gen, flat, false)
+	return items, nil
+}
+
+// decodeListItem decodes one checkpoint of a page, and remembers it for a
+// GetTuple of it by id.
+func (s *Saver) decodeListItem(it listItem) (*checkpoint.Tuple, error) {
+	t, err := s.decodeTuple(it.thread, it.ns, it.id, it.flat, it.values, it.extra)
+	if err == nil && it.remember {
+		if flat, ok := it.flat.([]any); ok {
+			s.rememberRead(it.thread, it.ns, it.id, it.gen, flat, false)
 		}
 	}
 	return t, err
 }
 
-// parseMember recovers the checkpoint a member of an index names.
-func parseMember(q checkpoint.ListQuery, mode, member string) (id, thread, ns string, err error) {
+// parseMember recovers the checkpoint a member of an index names, and its
+// generation: gen, the page's, in modes ns and thread.
+func parseMember(q checkpoint.ListQuery, mode, gen, member string) (id, thread, ns, g string, err error) {
 	switch mode {
 	case "ns":
-		return member, q.ThreadID, *q.CheckpointNS, nil
+		return member, q.ThreadID, *q.CheckpointNS, gen, nil
 	case "thread":
 		id, encNS, ok := strings.Cut(member, mb.Sep)
 		if !ok {
-			return "", "", "", corrupt("thread index member %q", member)
+			return "", "", "", "", corrupt("thread index member %q", member)
 		}
 		ns, err := keys.Decode(encNS)
 		if err != nil {
-			return "", "", "", corrupt("thread index member %q: %v", member, err)
+			return "", "", "", "", corrupt("thread index member %q: %v", member, err)
 		}
-		return id, q.ThreadID, ns, nil
+		return id, q.ThreadID, ns, gen, nil
 	}
-	id, thread, ns, _, err = mb.Parse(member)
+	id, thread, ns, g, err = mb.Parse(member)
 	if err != nil {
-		return "", "", "", corrupt("%v", err)
+		return "", "", "", "", corrupt("%v", err)
 	}
-	return id, thread, ns, nil
+	return id, thread, ns, g, nil
 }

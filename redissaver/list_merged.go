@@ -62,7 +62,7 @@ func (s *Saver) refill(ctx context.Context, l *lister, walks []*shardWalk, page 
 	var which []*shardWalk
 	for _, w := range walks {
 		if len(w.buf) == 0 && !w.done {
-			calls = append(calls, w.call(l, page, true))
+			calls = append(calls, w.call(l, page, listMembers))
 			which = append(which, w)
 		}
 	}

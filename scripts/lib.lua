@@ -244,35 +244,23 @@ local function retire_expired(sb, n, now)
   return #expired
 end
 
--- Loads one checkpoint hash with the channel values its versions point to.
--- Returns nil when the hash does not exist, else
--- {flat HGETALL reply, values aligned with its "c:" fields, parent's "w:" fields},
--- or an error reply (DATALOSS) when a value it points to is missing.
+-- Reads one checkpoint hash without its values. Returns nil when the hash does not exist, else
+-- {flat HGETALL reply, the indexes in flat of its "c:" fields in their order, parent's "w:" fields}.
 -- The parent's writes are read only for legacy checkpoints (v < 4) with a parent,
 -- whose pending sends live in the parent's writes. O(fields of the checkpoint).
-local function load_checkpoint(cpkey, blobkey, nb)
+local function read_checkpoint(cpkey, nb)
   local flat = redis.call('HGETALL', cpkey)
   if #flat == 0 then return nil end
-  local fields, v, p = {}, nil, nil
+  local cidx, v, p = {}, nil, nil
   for i = 1, #flat, 2 do
     local f = flat[i]
     local b1, b2 = string.byte(f, 1, 2)
     if b2 == 58 and b1 == 99 then -- "c:"
-      fields[#fields + 1] = i
+      cidx[#cidx + 1] = i
     elseif f == 'v' then
       v = tonumber(flat[i + 1])
     elseif f == 'p' then
       p = flat[i + 1]
-    end
-  end
-  local blobs = {}
-  if #fields > 0 then
-    for j, i in ipairs(fields) do fields[j] = blob_field(string.sub(flat[i], 3), flat[i + 1]) end
-    blobs = chunked('HMGET', blobkey, fields, 1000)
-    for i = 1, #blobs do
-      if not blobs[i] then
-        return dataloss('value ' .. fields[i] .. ' of ' .. cpkey .. ' in ' .. blobkey)
-      end
     end
   end
   local extra = {}
@@ -285,7 +273,36 @@ local function load_checkpoint(cpkey, blobkey, nb)
       end
     end
   end
-  return {flat, blobs, extra}
+  return {flat, cidx, extra}
+end
+
+-- Reads the values a checkpoint read by read_checkpoint points to (flat, cidx: its hash and the indexes
+-- of its "c:" fields) from the values hash blobkey, in order. Returns them, or nil and an error reply
+-- (DATALOSS) when one is missing. O(#cidx).
+local function read_values(cpkey, blobkey, flat, cidx)
+  if #cidx == 0 then return {} end
+  local fields = {}
+  for j, i in ipairs(cidx) do fields[j] = blob_field(string.sub(flat[i], 3), flat[i + 1]) end
+  local blobs = chunked('HMGET', blobkey, fields, 1000)
+  for i = 1, #blobs do
+    if not blobs[i] then
+      return nil, dataloss('value ' .. fields[i] .. ' of ' .. cpkey .. ' in ' .. blobkey)
+    end
+  end
+  return blobs
+end
+
+-- Loads one checkpoint hash with the channel values its versions point to.
+-- Returns nil when the hash does not exist, else
+-- {flat HGETALL reply, values aligned with its "c:" fields, parent's "w:" fields} (read_checkpoint),
+-- or an error reply (DATALOSS) when a value it points to is missing. O(fields of the checkpoint).
+local function load_checkpoint(cpkey, blobkey, nb)
+  local cp = read_checkpoint(cpkey, nb)
+  if not cp then return nil end
+  local blobs, lost = read_values(cpkey, blobkey, cp[1], cp[2])
+  if lost then return lost end
+  cp[2] = blobs
+  return cp
 end
 
 -- Appends one event (a flat field, value list of at most a few hundred items: the

@@ -10,7 +10,10 @@
 -- ARGV[7] min: ZREVRANGEBYLEX lower bound ("-", "(x" or "[x")
 -- ARGV[8] page size: matches to return at most
 -- ARGV[9] scan budget: index entries to examine at most
--- ARGV[10] "1" to return members only, "0" to return whole checkpoints
+-- ARGV[10] "1" to return members only, "0" to return whole checkpoints, "2" to return whole checkpoints
+--         whose values hold at most INLINE bytes (below) and, for a larger page, each checkpoint without its
+--         values (false in their place: the client reads them from the values hash by plain HMGET, which
+--         keeps them out of Lua; docs/storage-format.md, "Listing")
 -- ARGV[11] mode shard only: "" for every namespace, or "=" .. encoded namespace to keep only that one
 -- ARGV[12] TTL in milliseconds to renew the lease of every thread returned with, 0 for none
 -- ARGV[13] n, the number of filter pairs that follow
@@ -18,7 +21,7 @@
 --            (a missing field counts as "null", so a null filter matches a missing key)
 -- Returns: {last member examined, or "" when the index is exhausted; the generation read (modes ns and
 --           thread; "" for shard); then one item per match: the member (members only) or
---           {member, flat checkpoint hash, channel values, parent's writes}}.
+--           {member, flat checkpoint hash, channel values (false: not read, ARGV[10] "2"), parent's writes}}.
 --          A thread that is gone, expired, or whose generation changed since the previous page ends the
 --          walk. Shard entries of generations no longer current (deleted or expired threads awaiting
 --          reclaim) are skipped. "DATALOSS <what>" when an entry's checkpoint hash, a value, a thread head
@@ -26,9 +29,11 @@
 -- Work bound: at most ARGV[9] index entries, each O(log n + filter pairs), plus the page's checkpoints; a
 --          page of whole checkpoints also ends once their values and hashes (pending writes, and the parent's
 --          writes a legacy checkpoint carries) hold 4 MiB
---          (BYTES below: the first checkpoint always goes in), with the cursor where it stopped.
+--          (BYTES below: the first checkpoint always goes in), with the cursor where it stopped. With ARGV[10]
+--          "2" the values count once per distinct value (HSTRLEN: what the client's HMGET reads), and at most
+--          INLINE bytes of them enter Lua.
 local mode, sb = ARGV[1], ARGV[2]
-local page, budget, refs = tonumber(ARGV[8]), tonumber(ARGV[9]), ARGV[10] == '1'
+local page, budget, refs, auto = tonumber(ARGV[8]), tonumber(ARGV[9]), ARGV[10] == '1', ARGV[10] == '2'
 local nsonly, ttl = ARGV[11], tonumber(ARGV[12])
 local nf = tonumber(ARGV[13])
 local ffields, fvalues = {'v'}, {}
@@ -92,6 +97,12 @@ local examined = 0
 -- the page size, what bounds a call's time whatever the size of the values and pending writes.
 local BYTES = 4194304
 local bytes = 0
+-- ARGV[10] "2": the bytes of values up to which the page returns them (their sum over its checkpoints, as
+-- returned): beyond, entering Lua (1.3 ns per byte, twice) costs Redis more than the client's second
+-- round trip. The sizes of the values met, by values hash and blob field; each returned item's
+-- checkpoint hash and values hash.
+local INLINE = 32768
+local inline, sizes, cpkeys, blobkeys = 0, {}, {}, {}
 local upper = ARGV[6]
 local chunk = page + 1
 local more = true -- the index may hold entries beyond the last examined
@@ -124,6 +135,37 @@ while more and examined < budget and #out - 2 < page and bytes < BYTES do
       if ok then
         if refs then
           out[#out + 1] = member
+        elseif auto then
+          local cp = read_checkpoint(cpkey, nb)
+          if not cp then return dataloss('checkpoint hash ' .. cpkey) end
+          local bk = nb .. ':blobs'
+          local known = sizes[bk]
+          if not known then
+            known = {}
+            sizes[bk] = known
+          end
+          local flat = cp[1]
+          for _, i in ipairs(cp[2]) do
+            -- By "c:" field and version, so that a value met again builds no blob field.
+            local cf, ver = flat[i], flat[i + 1]
+            local byver = known[cf]
+            if not byver then
+              byver = {}
+              known[cf] = byver
+            end
+            local size = byver[ver]
+            if not size then
+              -- 0 for a value missing: the HMGET that reads it tells.
+              size = redis.call('HSTRLEN', bk, blob_field(string.sub(cf, 3), ver))
+              byver[ver] = size
+              bytes = bytes + size
+            end
+            inline = inline + size
+          end
+          out[#out + 1] = {member, cp[1], cp[2], cp[3]}
+          cpkeys[#out], blobkeys[#out] = cpkey, bk
+          for j = 2, #cp[1], 2 do bytes = bytes + #cp[1][j] end
+          for j = 2, #cp[3], 2 do bytes = bytes + #cp[3][j] end
         else
           local cp = load_checkpoint(cpkey, nb .. ':blobs', nb)
           if not cp then return dataloss('checkpoint hash ' .. cpkey) end
@@ -149,6 +191,20 @@ while more and examined < budget and #out - 2 < page and bytes < BYTES do
   end
   upper = '(' .. last
   chunk = chunk * 2
+end
+if auto then
+  -- Items hold the indexes of their "c:" fields: the values in their place, or false for the client to
+  -- read them.
+  for i = 3, #out do
+    local item = out[i]
+    if inline <= INLINE then
+      local vals, lost = read_values(cpkeys[i], blobkeys[i], item[2], item[3])
+      if lost then return lost end
+      item[3] = vals
+    else
+      item[3] = false
+    end
+  end
 end
 if ttl > 0 and #out > 2 then
   if mode ~= 'shard' then

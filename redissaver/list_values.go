@@ -1,0 +1,117 @@
+package redissaver
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	mb "github.com/graphstate/redcheck/internal/member"
+	"github.com/redis/go-redis/v9"
+)
+
+// errValueGone reports that a value a listed checkpoint points to was
+// missing when readValues read it: deleted since list.lua read the page (a
+// Prune, a deletion, a re-put) or lost. Either way list.lua reads the page
+// again with its values, and answers for it (ErrDataLoss when lost).
+var errValueGone = errors.New("redissaver: a listed value is gone")
+
+// valuesRead is the HMGET of one values hash for a page: each blob field
+// once, however many of the page's checkpoints point to it.
+type valuesRead struct {
+	key    string
+	fields []string
+	at     map[string]int // blob field -> its index in fields
+	cmd    *redis.SliceCmd
+}
+
+// readValues reads the values list.lua left out of a page (ARGV[10] "2":
+// a page whose values hold more than INLINE bytes) by plain HMGET of the
+// values hashes, one per namespace of the page, each value once, in a
+// second round trip: values then never enter Lua (docs/storage-format.md,
+// "Listing"). It sets every such item's values, aligned with the "c:"
+// fields of its hash. A value missing is errValueGone. Items that hold
+// their values are left alone; with none to read, no round trip is made.
+func (s *Saver) readValues(ctx context.Context, items []listItem) error {
+	var reads []*valuesRead
+	byKey := map[string]*valuesRead{}
+	refs := make([][]int, len(items)) // per item: its values' indexes in its read's fields
+	which := make([]*valuesRead, len(items))
+	for i := range items {
+		it := &items[i]
+		if it.values != nil {
+			continue
+		}
+		pairs, ok := it.flat.([]any)
+		if !ok || len(pairs)%2 != 0 {
+			return corrupt("checkpoint %q: hash reply of %T", it.id, it.flat)
+		}
+		key := s.layout.Blobs(it.thread, it.gen, it.ns)
+		r := byKey[key]
+		if r == nil {
+			r = &valuesRead{key: key, at: map[string]int{}}
+			byKey[key] = r
+			reads = append(reads, r)
+		}
+		which[i] = r
+		for j := 0; j < len(pairs); j += 2 {
+			f, _ := pairs[j].(string)
+			if !strings.HasPrefix(f, prefixChannel) {
+				continue
+			}
+			v, ok := pairs[j+1].(string)
+			if !ok {
+				return corrupt("checkpoint %q: field %q of %T", it.id, f, pairs[j+1])
+			}
+			blob := mb.Blob(f[len(prefixChannel):], v)
+			k, seen := r.at[blob]
+			if !seen {
+				k = len(r.fields)
+				r.at[blob] = k
+				r.fields = append(r.fields, blob)
+			}
+			refs[i] = append(refs[i], k)
+		}
+	}
+	if len(reads) == 0 {
+		return nil
+	}
+	if err := s.sendValueReads(ctx, reads); err != nil {
+		return redisErr("list", err)
+	}
+	for i := range items {
+		r := which[i]
+		if r == nil {
+			continue
+		}
+		got := r.cmd.Val()
+		if len(got) != len(r.fields) {
+			return corrupt("list: %d values read for %d asked", len(got), len(r.fields))
+		}
+		vals := make([]any, len(refs[i]))
+		for k, j := range refs[i] {
+			if got[j] == nil {
+				return errValueGone
+			}
+			vals[k] = got[j]
+		}
+		items[i].values = vals
+	}
+	return nil
+}
+
+// sendValueReads sends the HMGETs: the only one alone, several in one
+// pipeline (each reads a hash of its own; no transaction is needed, as every
+// value is checked for).
+func (s *Saver) sendValueReads(ctx context.Context, reads []*valuesRead) error {
+	if len(reads) == 1 {
+		r := reads[0]
+		r.cmd = s.rdb.HMGet(ctx, r.key, r.fields...)
+		return r.cmd.Err()
+	}
+	pipe := s.rdb.Pipeline()
+	for _, r := range reads {
+		r.cmd = pipe.HMGet(ctx, r.key, r.fields...)
+	}
+	_, err := pipe.Exec(ctx)
+	return err
+}
