@@ -49,12 +49,6 @@ func (s *Saver) GetTuple(ctx context.Context, cfg checkpoint.Config) (*checkpoin
 	if !predict && cfg.CheckpointID != "" {
 		hint, predict = s.byID.get(idKey(th, ns, cfg.CheckpointID))
 	}
-	var (
-		res       any
-		err       error
-		predicted []any
-		hash      map[string]string
-	)
 	if predict && s.confirmsPlain(hk) {
 		// The prediction confirmed by plain reads, no script; refuted, the
 		// script reads the answer (a second round trip). A thread still
@@ -74,23 +68,40 @@ func (s *Saver) GetTuple(ctx context.Context, cfg checkpoint.Config) (*checkpoin
 		}
 		predict = false
 	}
-	sc := s.getTupleCall(cfg)
+	return s.scriptRead(ctx, cfg, hint, predict, listAuto)
+}
+
+// scriptRead reads cfg's checkpoint by get_tuple.lua: confirming the
+// prediction hint in the same transaction when predict, leaving values of
+// over 32 KiB for a plain HMGET when what is listAuto (read then in a second
+// round trip; a value gone in between sends the read back to the script
+// with listWhole, which reads them itself).
+func (s *Saver) scriptRead(ctx context.Context, cfg checkpoint.Config, hint tupleHint, predict bool, what string) (*checkpoint.Tuple, error) {
+	th, ns := cfg.ThreadID, cfg.CheckpointNS
+	var (
+		res       any
+		err       error
+		predicted []any
+		hash      map[string]string
+	)
+	sc := s.getTupleCall(cfg, what)
 	if predict {
 		// The hash and the values of the checkpoint the hint names, by a
 		// plain HGETALL and HMGET after the script, which confirms the
 		// prediction.
 		valuesKey := hint.hmget[1].(string)
 		cpKey := s.layout.Checkpoint(th, hint.gen, ns, hint.id)
-		args := append(sc.args, hint.id, hint.token)
+		sc.args[5], sc.args[6] = hint.id, hint.token
 		cmd, after := scriptrun.RunTx(ctx, s.rdb, scriptrun.GetTuple, nil, func(p redis.Pipeliner) {
 			p.HGetAll(ctx, cpKey)
 			p.Do(ctx, slices.Clone(hint.hmget)...) // the hint is shared: go-redis keeps the arguments it is given
-		}, append(sc.keys, valuesKey), args...)
+		}, append(sc.keys, valuesKey), sc.args...)
 		res, err = cmd.Result()
 		if redis.HasErrorPrefix(err, "OOM") || redis.HasErrorPrefix(err, "EXECABORT") {
 			// Redis refused the transaction as a whole (out of memory, it
 			// may hold a write): nothing ran. A read alone is answered.
 			predict = false
+			sc.args[5], sc.args[6] = "", ""
 			res, err = s.run(ctx, scriptrun.GetTuple, sc.keys, sc.args...).Result()
 		} else if err == nil && len(after) == 2 {
 			hg, ok1 := after[0].(*redis.MapStringStringCmd)
@@ -119,9 +130,7 @@ func (s *Saver) GetTuple(ctx context.Context, cfg checkpoint.Config) (*checkpoin
 	if d.err != nil {
 		return nil, d.err
 	}
-	var flat []any
-	values := items[2]
-	if items[1] == nil && values == nil {
+	if items[1] == nil && items[2] == nil {
 		// get_tuple.lua confirmed the prediction: the hash and the values
 		// are the HGETALL's and the HMGET's.
 		if !predict || predicted == nil || id != hint.id || gen != hint.gen {
@@ -129,10 +138,17 @@ func (s *Saver) GetTuple(ctx context.Context, cfg checkpoint.Config) (*checkpoin
 		}
 		return s.finishPredicted(th, ns, hint, hash, predicted, cfg.CheckpointID == "")
 	}
-	if flat = d.list(items[1]); d.err != nil {
+	flat := d.list(items[1])
+	if d.err != nil {
 		return nil, d.err
 	}
-	t, err := s.decodeTuple(th, ns, id, flat, values, items[3])
+	r := []cpReply{{id: id, thread: th, ns: ns, gen: gen, flat: flat, values: items[2], extra: items[3]}}
+	if err := s.readValues(ctx, "get tuple", r); errors.Is(err, errValueGone) && what == listAuto {
+		return s.scriptRead(ctx, cfg, hint, false, listWhole)
+	} else if err != nil {
+		return nil, err
+	}
+	t, err := s.decodeTuple(th, ns, id, flat, r[0].values, items[3])
 	if err != nil {
 		return nil, err
 	}
@@ -173,13 +189,19 @@ func (s *Saver) confirmsPlain(hk string) bool {
 	return !shared
 }
 
-// getTupleCall builds the keys and arguments of get_tuple.lua.
-func (s *Saver) getTupleCall(cfg checkpoint.Config) scriptCall {
+// getTupleCall builds the keys and arguments of get_tuple.lua, predicting
+// nothing (ARGV[6] and ARGV[7] ""), the values of over 32 KiB left out when
+// what is listAuto ("1"; listWhole: "0").
+func (s *Saver) getTupleCall(cfg checkpoint.Config, what string) scriptCall {
 	th, ns := cfg.ThreadID, cfg.CheckpointNS
 	shard := s.layout.Shard(th)
+	out := "0"
+	if what == listAuto {
+		out = "1"
+	}
 	return scriptCall{
 		keys: []string{s.layout.Head(th), s.layout.Threads(shard)},
-		args: []any{s.layout.ShardBase(shard), keys.Encode(th), keys.Encode(ns), cfg.CheckpointID, s.refreshMillis()},
+		args: []any{s.layout.ShardBase(shard), keys.Encode(th), keys.Encode(ns), cfg.CheckpointID, s.refreshMillis(), "", "", out},
 	}
 }
 

@@ -207,7 +207,7 @@ func (s *Saver) listOne(ctx context.Context, l *lister, yield func(*checkpoint.T
 		w.advance(next, gen)
 		items, err := pageItems(l.q, w.mode, gen, raw)
 		if err == nil {
-			err = s.readValues(ctx, items)
+			err = s.readValues(ctx, "list", items)
 		}
 		if errors.Is(err, errValueGone) {
 			// A value went between the two round trips (or was lost): the
@@ -249,19 +249,10 @@ func listReply(res []any) (next, gen string, items []any, err error) {
 	return next, gen, res[2:], nil
 }
 
-// listItem is one checkpoint of a page: where it lives, and its hash,
-// values (nil until read, when list.lua left them out) and parent's writes
-// as list.lua returned them.
-type listItem struct {
-	id, thread, ns, gen string
-	remember            bool // a GetTuple of it by id may predict it (modes ns and thread)
-	flat, values, extra any
-}
-
 // pageItems splits the {member, flat, values, extra} items of a page that
 // read generation gen ("" in shard mode, where members name theirs).
-func pageItems(q checkpoint.ListQuery, mode, gen string, raw []any) ([]listItem, error) {
-	items := make([]listItem, len(raw))
+func pageItems(q checkpoint.ListQuery, mode, gen string, raw []any) ([]cpReply, error) {
+	items := make([]cpReply, len(raw))
 	for i, item := range raw {
 		parts, ok := item.([]any)
 		if !ok || len(parts) != 4 {
@@ -272,7 +263,7 @@ func pageItems(q checkpoint.ListQuery, mode, gen string, raw []any) ([]listItem,
 		if d.err != nil {
 			return nil, d.err
 		}
-		it := listItem{gen: gen, remember: gen != "", flat: parts[1], values: parts[2], extra: parts[3]}
+		it := cpReply{gen: gen, remember: gen != "", flat: parts[1], values: parts[2], extra: parts[3]}
 		var err error
 		if it.id, it.thread, it.ns, it.gen, err = parseMember(q, mode, gen, member); err != nil {
 			return nil, err
@@ -284,7 +275,7 @@ func pageItems(q checkpoint.ListQuery, mode, gen string, raw []any) ([]listItem,
 
 // decodeListItem decodes one checkpoint of a page, and remembers it for a
 // GetTuple of it by id.
-func (s *Saver) decodeListItem(it listItem) (*checkpoint.Tuple, error) {
+func (s *Saver) decodeListItem(it cpReply) (*checkpoint.Tuple, error) {
 	t, err := s.decodeTuple(it.thread, it.ns, it.id, it.flat, it.values, it.extra)
 	if err == nil && it.remember {
 		if flat, ok := it.flat.([]any); ok {

@@ -130,9 +130,33 @@ func allDone(walks []*shardWalk) bool {
 }
 
 // readMembers reads the checkpoints named by shard index members, in order,
-// in one pipelined round trip. Checkpoints deleted in the meantime (or whose
-// thread was replaced) are left out; lost data is an error.
+// in one pipelined round trip of get_tuple.lua; the values it leaves out of
+// Lua (over 32 KiB a checkpoint) in a second (readValues), and when one of
+// those is gone in between, the checkpoints again with their values.
+// Checkpoints deleted in the meantime (or whose thread was replaced) are left
+// out; lost data is an error.
 func (s *Saver) readMembers(ctx context.Context, members []string) ([]*checkpoint.Tuple, error) {
+	replies, err := s.readMembersAs(ctx, members, listAuto)
+	if errors.Is(err, errValueGone) {
+		replies, err = s.readMembersAs(ctx, members, listWhole)
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*checkpoint.Tuple, 0, len(replies))
+	for _, r := range replies {
+		t, err := s.decodeTuple(r.thread, r.ns, r.id, r.flat, r.values, r.extra)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// readMembersAs reads the checkpoints of members by get_tuple.lua, their
+// values as what says (listAuto: those it leaves out by readValues).
+func (s *Saver) readMembersAs(ctx context.Context, members []string, what string) ([]cpReply, error) {
 	calls := make([]scriptCall, len(members))
 	cfgs := make([]checkpoint.Config, len(members))
 	for i, m := range members {
@@ -141,13 +165,13 @@ func (s *Saver) readMembers(ctx context.Context, members []string) ([]*checkpoin
 			return nil, corrupt("%v", err)
 		}
 		cfgs[i] = checkpoint.Config{ThreadID: thread, CheckpointNS: ns, CheckpointID: id}
-		calls[i] = s.getTupleCall(cfgs[i])
+		calls[i] = s.getTupleCall(cfgs[i], what)
 	}
 	cmds, err := s.runPipelined(ctx, scriptrun.GetTuple, calls)
 	if err != nil {
 		return nil, scriptErr("list", err)
 	}
-	out := make([]*checkpoint.Tuple, 0, len(members))
+	out := make([]cpReply, 0, len(members))
 	for i, cmd := range cmds {
 		res, err := cmd.Slice()
 		if errors.Is(err, redis.Nil) {
@@ -159,11 +183,16 @@ func (s *Saver) readMembers(ctx context.Context, members []string) ([]*checkpoin
 		if len(res) != 5 {
 			return nil, corrupt("get tuple reply of %d items", len(res))
 		}
-		t, err := s.decodeTuple(cfgs[i].ThreadID, cfgs[i].CheckpointNS, cfgs[i].CheckpointID, res[1], res[2], res[3])
-		if err != nil {
-			return nil, err
+		var d reply
+		gen := d.str(res[4])
+		if d.err != nil {
+			return nil, d.err
 		}
-		out = append(out, t)
+		out = append(out, cpReply{id: cfgs[i].CheckpointID, thread: cfgs[i].ThreadID, ns: cfgs[i].CheckpointNS, gen: gen,
+			flat: res[1], values: res[2], extra: res[3]})
+	}
+	if err := s.readValues(ctx, "list", out); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -276,13 +276,37 @@ local function read_checkpoint(cpkey, nb)
   return {flat, cidx, extra}
 end
 
--- Reads the values a checkpoint read by read_checkpoint points to (flat, cidx: its hash and the indexes
--- of its "c:" fields) from the values hash blobkey, in order. Returns them, or nil and an error reply
--- (DATALOSS) when one is missing. O(#cidx).
-local function read_values(cpkey, blobkey, flat, cidx)
-  if #cidx == 0 then return {} end
+-- The blob fields of a checkpoint read by read_checkpoint (flat, cidx: its hash and the indexes of its
+-- "c:" fields), in order. O(#cidx).
+local function blob_fields(flat, cidx)
   local fields = {}
   for j, i in ipairs(cidx) do fields[j] = blob_field(string.sub(flat[i], 3), flat[i + 1]) end
+  return fields
+end
+
+-- The bytes of values up to which a read returns them itself (32 KiB). Beyond, entering Lua (Redis hashes
+-- every string a script reads or returns, about 1.3 ns per byte each way) costs Redis more than a second
+-- round trip costs the client, which then reads them by plain HMGET (docs/storage-format.md, "Values out
+-- of Lua"). O(1).
+local function inline_bytes()
+  return 32768
+end
+
+-- Whether the values blobkey holds under fields hold more than inline_bytes() in all: their sizes by
+-- HSTRLEN (0 for a value missing: the read that follows tells), never their bytes. O(#fields).
+local function values_large(blobkey, fields)
+  local size, limit = 0, inline_bytes()
+  for _, f in ipairs(fields) do
+    size = size + redis.call('HSTRLEN', blobkey, f)
+    if size > limit then return true end
+  end
+  return false
+end
+
+-- Reads the values blobkey holds under fields (blob_fields of the checkpoint cpkey), in order. Returns
+-- them, or nil and an error reply (DATALOSS) when one is missing. O(#fields).
+local function read_values(cpkey, blobkey, fields)
+  if #fields == 0 then return {} end
   local blobs = chunked('HMGET', blobkey, fields, 1000)
   for i = 1, #blobs do
     if not blobs[i] then
@@ -299,7 +323,7 @@ end
 local function load_checkpoint(cpkey, blobkey, nb)
   local cp = read_checkpoint(cpkey, nb)
   if not cp then return nil end
-  local blobs, lost = read_values(cpkey, blobkey, cp[1], cp[2])
+  local blobs, lost = read_values(cpkey, blobkey, blob_fields(cp[1], cp[2]))
   if lost then return lost end
   cp[2] = blobs
   return cp

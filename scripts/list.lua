@@ -11,9 +11,9 @@
 -- ARGV[8] page size: matches to return at most
 -- ARGV[9] scan budget: index entries to examine at most
 -- ARGV[10] "1" to return members only, "0" to return whole checkpoints, "2" to return whole checkpoints
---         whose values hold at most INLINE bytes (below) and, for a larger page, each checkpoint without its
---         values (false in their place: the client reads them from the values hash by plain HMGET, which
---         keeps them out of Lua; docs/storage-format.md, "Listing")
+--         when their values hold at most 32 KiB (lib.lua's inline_bytes) and, for a larger page, each
+--         checkpoint without its values (false in their place: the client reads them from the values hash
+--         by plain HMGET, which keeps them out of Lua; docs/storage-format.md, "Values out of Lua")
 -- ARGV[11] mode shard only: "" for every namespace, or "=" .. encoded namespace to keep only that one
 -- ARGV[12] TTL in milliseconds to renew the lease of every thread returned with, 0 for none
 -- ARGV[13] n, the number of filter pairs that follow
@@ -31,7 +31,7 @@
 --          writes a legacy checkpoint carries) hold 4 MiB
 --          (BYTES below: the first checkpoint always goes in), with the cursor where it stopped. With ARGV[10]
 --          "2" the values count once per distinct value (HSTRLEN: what the client's HMGET reads), and at most
---          INLINE bytes of them enter Lua.
+--          32 KiB of them enter Lua.
 local mode, sb = ARGV[1], ARGV[2]
 local page, budget, refs, auto = tonumber(ARGV[8]), tonumber(ARGV[9]), ARGV[10] == '1', ARGV[10] == '2'
 local nsonly, ttl = ARGV[11], tonumber(ARGV[12])
@@ -97,11 +97,9 @@ local examined = 0
 -- the page size, what bounds a call's time whatever the size of the values and pending writes.
 local BYTES = 4194304
 local bytes = 0
--- ARGV[10] "2": the bytes of values up to which the page returns them (their sum over its checkpoints, as
--- returned): beyond, entering Lua (1.3 ns per byte, twice) costs Redis more than the client's second
--- round trip. The sizes of the values met, by values hash and blob field; each returned item's
--- checkpoint hash and values hash.
-local INLINE = 32768
+-- ARGV[10] "2": the bytes of the page's values (their sum over its checkpoints, as they would be
+-- returned), which it returns only up to inline_bytes(); the sizes of the values met, by values hash,
+-- "c:" field and version; each returned item's checkpoint hash and values hash.
 local inline, sizes, cpkeys, blobkeys = 0, {}, {}, {}
 local upper = ARGV[6]
 local chunk = page + 1
@@ -197,8 +195,8 @@ if auto then
   -- read them.
   for i = 3, #out do
     local item = out[i]
-    if inline <= INLINE then
-      local vals, lost = read_values(cpkeys[i], blobkeys[i], item[2], item[3])
+    if inline <= inline_bytes() then
+      local vals, lost = read_values(cpkeys[i], blobkeys[i], blob_fields(item[2], item[3]))
       if lost then return lost end
       item[3] = vals
     else

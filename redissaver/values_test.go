@@ -244,3 +244,93 @@ func TestListValueGoneBetweenRoundTrips(t *testing.T) {
 		})
 	}
 }
+
+// TestGetTupleValuesOutOfLua: GetTuple of a checkpoint it does not predict,
+// whose values hold more than 32 KiB, takes them by a plain HMGET in a second
+// round trip (the latest, by id, and each checkpoint of a listing of every
+// thread over several shards); one gone in between sends the read back to
+// the script: ErrDataLoss for a value lost, ErrNotFound for a thread deleted.
+func TestGetTupleValuesOutOfLua(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			rdb := b.client(t)
+			rec := &hmgetRecorder{}
+			rdb.AddHook(rec)
+			ctr := redistest.CountRoundTrips(rdb)
+			s := newSaver(t, rdb, redissaver.Options{})
+			ids := docChain(t, s, "big", "", 3)
+			docChain(t, s, "other", "", 2)
+			must(t, s.LoadScripts(ctx))
+			read := func(t *testing.T, cfg checkpoint.Config) (*checkpoint.Tuple, error) {
+				t.Helper()
+				fresh, err := redissaver.New(ctx, rdb, redissaver.Options{Prefix: s.Layout().Prefix(), AcceptEviction: true})
+				must(t, err)
+				ctr.Reset()
+				rec.fields = nil
+				return fresh.GetTuple(ctx, cfg)
+			}
+			for _, cfg := range []checkpoint.Config{{ThreadID: "big"}, {ThreadID: "big", CheckpointID: ids[1]}} {
+				tup, err := read(t, cfg)
+				must(t, err)
+				want := map[string]any{"doc": docValue, "step": "1"}
+				if cfg.CheckpointID == "" {
+					want["step"] = "2"
+				}
+				if !reflect.DeepEqual(tup.Checkpoint.ChannelValues, want) || len(tup.PendingWrites) != 1 {
+					t.Fatalf("%+v: values of %d channels, %d pending writes", cfg, len(tup.Checkpoint.ChannelValues), len(tup.PendingWrites))
+				}
+				if n := ctr.Load(); n != 2 || len(rec.fields) != 1 || len(rec.fields[0]) != 2 {
+					t.Fatalf("%+v: %d round trips (%v), HMGETs %v; want the script, then one HMGET of 2 fields", cfg, n, ctr.Commands(), rec.fields)
+				}
+			}
+
+			// A listing of every thread over 16 shards: members, the checkpoints
+			// by get_tuple.lua, their values by HMGET.
+			lister, err := redissaver.New(ctx, rdb, redissaver.Options{Prefix: s.Layout().Prefix(), AcceptEviction: true})
+			must(t, err)
+			ctr.Reset()
+			got := listAll(t, lister, checkpoint.ListQuery{})
+			if len(got) != 5 || ctr.Load() != 3 {
+				t.Fatalf("listed %d checkpoints in %d round trips (%v), want 5 in 3", len(got), ctr.Load(), ctr.Commands())
+			}
+			for _, tup := range got {
+				if tup.Checkpoint.ChannelValues["doc"] != docValue {
+					t.Fatalf("%s: doc of %d bytes", tup.Config.CheckpointID, len(fmt.Sprint(tup.Checkpoint.ChannelValues["doc"])))
+				}
+			}
+
+			for _, c := range []struct {
+				name, thread string
+				do           func(t *testing.T)
+				want         error
+			}{
+				{"value lost", "big", func(t *testing.T) {
+					gen, err := rdb.HGet(ctx, s.Layout().Head("big"), "g").Result()
+					must(t, err)
+					blobs := s.Layout().Blobs("big", gen, "")
+					fields, err := rdb.HKeys(ctx, blobs).Result()
+					must(t, err)
+					for _, f := range fields {
+						if strings.HasPrefix(f, "3:doc1") {
+							must(t, rdb.HDel(ctx, blobs, f).Err())
+						}
+					}
+				}, checkpoint.ErrDataLoss},
+				{"thread deleted", "other", func(t *testing.T) { must(t, s.DeleteThread(ctx, "other")) }, checkpoint.ErrNotFound},
+			} {
+				t.Run(c.name, func(t *testing.T) {
+					rec.fired.Store(false)
+					rec.before = func() { c.do(t) }
+					defer func() { rec.before = nil }()
+					if _, err := read(t, checkpoint.Config{ThreadID: c.thread}); !errors.Is(err, c.want) {
+						t.Fatalf("%v, want %v", err, c.want)
+					}
+					if !rec.fired.Load() {
+						t.Fatal("no plain HMGET of the values")
+					}
+				})
+			}
+		})
+	}
+}

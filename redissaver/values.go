@@ -9,14 +9,23 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// errValueGone reports that a value a listed checkpoint points to was
-// missing when readValues read it: deleted since list.lua read the page (a
-// Prune, a deletion, a re-put) or lost. Either way list.lua reads the page
-// again with its values, and answers for it (ErrDataLoss when lost).
-var errValueGone = errors.New("redissaver: a listed value is gone")
+// cpReply is one checkpoint as a script returned it (list.lua, get_tuple.lua):
+// where it lives, its hash, its values (nil when the script left them out of
+// Lua, for readValues) and its parent's writes.
+type cpReply struct {
+	id, thread, ns, gen string
+	remember            bool // a listed checkpoint a GetTuple of it by id may predict (modes ns and thread)
+	flat, values, extra any
+}
 
-// valuesRead is the HMGET of one values hash for a page: each blob field
-// once, however many of the page's checkpoints point to it.
+// errValueGone reports that a value a checkpoint points to was missing when
+// readValues read it: deleted since the script read the checkpoint (a Prune,
+// a deletion, a re-put) or lost. Either way the script reads the checkpoint
+// again with its values, and answers for it (ErrDataLoss when lost).
+var errValueGone = errors.New("redissaver: a value left out of the script is gone")
+
+// valuesRead is the HMGET of one values hash: each blob field once, however
+// many of the checkpoints read point to it.
 type valuesRead struct {
 	key    string
 	fields []string
@@ -24,14 +33,15 @@ type valuesRead struct {
 	cmd    *redis.SliceCmd
 }
 
-// readValues reads the values list.lua left out of a page (ARGV[10] "2":
-// a page whose values hold more than INLINE bytes) by plain HMGET of the
-// values hashes, one per namespace of the page, each value once, in a
-// second round trip: values then never enter Lua (docs/storage-format.md,
-// "Listing"). It sets every such item's values, aligned with the "c:"
-// fields of its hash. A value missing is errValueGone. Items that hold
-// their values are left alone; with none to read, no round trip is made.
-func (s *Saver) readValues(ctx context.Context, items []listItem) error {
+// readValues reads the values a script left out of its reply (list.lua with
+// ARGV[10] "2", get_tuple.lua with ARGV[8] "1": values of over 32 KiB) by
+// plain HMGET of their values hashes, one per namespace, each value once, in
+// one round trip: values then never enter Lua (docs/storage-format.md,
+// "Values out of Lua"). It sets every such reply's values, aligned with the
+// "c:" fields of its hash. A value missing is errValueGone; an error of
+// Redis is wrapped with op. Replies that hold their values are left alone;
+// with none to read, no round trip is made.
+func (s *Saver) readValues(ctx context.Context, op string, items []cpReply) error {
 	var reads []*valuesRead
 	byKey := map[string]*valuesRead{}
 	refs := make([][]int, len(items)) // per item: its values' indexes in its read's fields
@@ -53,6 +63,7 @@ func (s *Saver) readValues(ctx context.Context, items []listItem) error {
 			reads = append(reads, r)
 		}
 		which[i] = r
+		refs[i] = make([]int, 0, len(pairs)/2)
 		for j := 0; j < len(pairs); j += 2 {
 			f, _ := pairs[j].(string)
 			if !strings.HasPrefix(f, prefixChannel) {
@@ -76,7 +87,7 @@ func (s *Saver) readValues(ctx context.Context, items []listItem) error {
 		return nil
 	}
 	if err := s.sendValueReads(ctx, reads); err != nil {
-		return redisErr("list", err)
+		return redisErr(op, err)
 	}
 	for i := range items {
 		r := which[i]
@@ -85,7 +96,7 @@ func (s *Saver) readValues(ctx context.Context, items []listItem) error {
 		}
 		got := r.cmd.Val()
 		if len(got) != len(r.fields) {
-			return corrupt("list: %d values read for %d asked", len(got), len(r.fields))
+			return corrupt("%s: %d values read for %d asked", op, len(got), len(r.fields))
 		}
 		vals := make([]any, len(refs[i]))
 		for k, j := range refs[i] {
