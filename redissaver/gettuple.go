@@ -22,7 +22,10 @@ import (
 // prediction is wrong, the script reads the answer in a second round trip
 // and, when another writer made it wrong, confirms the namespace's later
 // predictions in the same transaction as the plain reads (as it always does
-// with a TTL) (docs/storage-format.md, "Reading a checkpoint").
+// with a TTL) (docs/storage-format.md, "Reading a checkpoint"). When the
+// script reads a checkpoint whose values hold more than 32 KiB, it answers
+// without them, and a plain HMGET reads them in one more round trip, so
+// that they never enter Lua ("Values out of Lua").
 //
 // Errors: checkpoint.ErrNotFound when there is no such checkpoint (a missing
 // ID never falls back to the latest), when the thread is unknown and when

@@ -22,7 +22,7 @@ import (
 // page. A page whose values hold more than 32 KiB takes a second round trip:
 // the script returns the checkpoints without their values, and the saver
 // reads those by plain HMGET, each value once, so that they never enter Lua
-// (docs/storage-format.md, "Listing"); a value gone in between sends the
+// (docs/storage-format.md, "Values out of Lua"); a value gone in between sends the
 // page back to the script, which reads it whole (a third). Without a thread
 // (every thread of the saver) and with one shard, the same; with several
 // shards, two pipelined round trips per page: the first finds the page's
