@@ -71,14 +71,15 @@ func (s *Saver) GetTuple(ctx context.Context, cfg checkpoint.Config) (*checkpoin
 		}
 		predict = false
 	}
-	return s.scriptRead(ctx, cfg, hint, predict, listAuto)
+	return s.scriptRead(ctx, cfg, hint, predict, s.valuesAsk(th, readTuple))
 }
 
 // scriptRead reads cfg's checkpoint by get_tuple.lua: confirming the
 // prediction hint in the same transaction when predict, leaving values of
 // over 32 KiB for a plain HMGET when what is listAuto (read then in a second
 // round trip; a value gone in between sends the read back to the script
-// with listWhole, which reads them itself).
+// with listWhole, which reads them itself, as it does when the saver's last
+// read of the thread found them small: valuesAsk).
 func (s *Saver) scriptRead(ctx context.Context, cfg checkpoint.Config, hint tupleHint, predict bool, what string) (*checkpoint.Tuple, error) {
 	th, ns := cfg.ThreadID, cfg.CheckpointNS
 	var (
@@ -155,6 +156,7 @@ func (s *Saver) scriptRead(ctx context.Context, cfg checkpoint.Config, hint tupl
 	if err != nil {
 		return nil, err
 	}
+	s.learnValues(th, readTuple, valuesBytes(r[0].values))
 	s.rememberRead(th, ns, id, gen, flat, cfg.CheckpointID == "")
 	return t, nil
 }
@@ -174,6 +176,7 @@ func (s *Saver) finishPredicted(th, ns string, hint tupleHint, hash map[string]s
 	if err != nil {
 		return nil, err
 	}
+	s.learnValues(th, readTuple, valuesBytes(values))
 	s.rememberRead(th, ns, hint.id, hint.gen, flat, latest)
 	return t, nil
 }

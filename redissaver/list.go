@@ -148,7 +148,7 @@ func (w *walk) lower(b string) {
 const (
 	listWhole   = "0" // the checkpoints with their values
 	listMembers = "1" // the index members only
-	listAuto    = "2" // the checkpoints, with their values when they are small (list_values.go)
+	listAuto    = "2" // the checkpoints, with their values when they are small (values.go)
 )
 
 // call builds the list.lua call of the walk's next page, returning what
@@ -190,7 +190,7 @@ func (s *Saver) listOne(ctx context.Context, l *lister, yield func(*checkpoint.T
 	default:
 		w = newWalk(s.layout.All(0), "shard", s.layout.ShardBase(0), "", "", q)
 	}
-	what := listAuto
+	what := s.valuesAsk(l.q.ThreadID, readPage)
 	for !w.done && l.left != 0 {
 		at := *w
 		c := w.call(l, l.page(s.opts.PageSize), what)
@@ -220,6 +220,14 @@ func (s *Saver) listOne(ctx context.Context, l *lister, yield func(*checkpoint.T
 			return
 		}
 		what = listAuto
+		if l.q.ThreadID != "" && len(items) > 0 {
+			bytes := 0
+			for _, it := range items {
+				bytes += valuesBytes(it.values)
+			}
+			s.learnValues(l.q.ThreadID, readPage, bytes)
+			what = s.valuesAsk(l.q.ThreadID, readPage)
+		}
 		for _, it := range items {
 			t, err := s.decodeListItem(it)
 			if err != nil {

@@ -132,6 +132,7 @@ func (s *Saver) forgetThread(thread string) {
 	s.tuples.forgetPrefix(prefix)
 	s.byID.forgetPrefix(prefix)
 	s.contended.forgetPrefix(prefix)
+	s.small.forgetPrefix(prefix)
 }
 
 // rememberRead records a checkpoint read (its hash fields as field/value

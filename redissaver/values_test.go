@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/graphstate/redcheck/internal/redistest"
+	"github.com/graphstate/redcheck/internal/scriptrun"
 	"github.com/graphstate/redcheck/redissaver"
 	"github.com/redis/go-redis/v9"
 )
@@ -330,6 +332,100 @@ func TestGetTupleValuesOutOfLua(t *testing.T) {
 						t.Fatal("no plain HMGET of the values")
 					}
 				})
+			}
+		})
+	}
+}
+
+// argvRecorder records ARGV[i] of every call of one script the client
+// sends (EVALSHA or EVAL).
+type argvRecorder struct {
+	sha  string
+	i    int
+	seen []string
+}
+
+func (r *argvRecorder) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (r *argvRecorder) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		r.see(cmd)
+		return next(ctx, cmd)
+	}
+}
+func (r *argvRecorder) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, c := range cmds {
+			r.see(c)
+		}
+		return next(ctx, cmds)
+	}
+}
+
+func (r *argvRecorder) see(cmd redis.Cmder) {
+	args := cmd.Args()
+	if n := cmd.Name(); (n != "evalsha" && n != "eval") || len(args) < 3 || fmt.Sprint(args[1]) != r.sha {
+		return
+	}
+	var nkeys int
+	fmt.Sscan(fmt.Sprint(args[2]), &nkeys)
+	if at := 3 + nkeys + r.i - 1; at < len(args) {
+		r.seen = append(r.seen, fmt.Sprint(args[at]))
+	}
+}
+
+// TestValuesAskLearnsThreadSize: a saver whose last script read of a
+// thread (a GetTuple, a List page) found its values small asks the script
+// for them whole (no HSTRLEN of their sizes); once one finds them large, it
+// asks for them left out of Lua again. A listing of every thread always
+// does.
+func TestValuesAskLearnsThreadSize(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			rdb := b.client(t)
+			gt := &argvRecorder{sha: scriptrun.All()["get_tuple.lua"].Hash(), i: 8}
+			ls := &argvRecorder{sha: scriptrun.All()["list.lua"].Hash(), i: 10}
+			rdb.AddHook(gt)
+			rdb.AddHook(ls)
+			s := newSaver(t, rdb, redissaver.Options{Shards: 1})
+			cfg, err := s.Put(ctx, checkpoint.Config{ThreadID: "t"}, checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(),
+				ChannelValues: map[string]any{"a": "small"}, ChannelVersions: map[string]string{"a": "1"}}, nil, map[string]string{"a": "1"})
+			must(t, err)
+			small := cfg.CheckpointID
+			must(t, s.LoadScripts(ctx))
+			reader, err := redissaver.New(ctx, rdb, redissaver.Options{Prefix: s.Layout().Prefix(), Shards: 1, ReadHints: -1, AcceptEviction: true})
+			must(t, err)
+			byID := func(id string) {
+				t.Helper()
+				tup, err := reader.GetTuple(ctx, checkpoint.Config{ThreadID: "t", CheckpointID: id})
+				must(t, err)
+				if tup.Checkpoint.ID != id {
+					t.Fatalf("read %s, want %s", tup.Checkpoint.ID, id)
+				}
+			}
+			byID(small) // unknown: left out when large
+			byID(small) // known small: whole
+			cfg, err = s.Put(ctx, cfg, checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(),
+				ChannelValues: map[string]any{"a": docValue}, ChannelVersions: map[string]string{"a": "2"}}, nil, map[string]string{"a": "2"})
+			must(t, err)
+			byID(cfg.CheckpointID) // known small, found large: whole through Lua
+			byID(cfg.CheckpointID) // known large: left out
+			byID(small)            // found small
+			byID(small)
+			if want := []string{"1", "0", "0", "1", "1", "0"}; !slices.Equal(gt.seen, want) {
+				t.Errorf("get_tuple.lua ARGV[8] %v, want %v", gt.seen, want)
+			}
+
+			ns := ""
+			for range 2 {
+				listAll(t, reader, checkpoint.ListQuery{ThreadID: "t", CheckpointNS: &ns, Limit: 1}) // the large one
+			}
+			for range 2 {
+				listAll(t, reader, checkpoint.ListQuery{ThreadID: "t", CheckpointNS: &ns, Before: cfg.CheckpointID}) // the small one
+			}
+			listAll(t, reader, checkpoint.ListQuery{})
+			if want := []string{"2", "2", "2", "0", "2"}; !slices.Equal(ls.seen, want) {
+				t.Errorf("list.lua ARGV[10] %v, want %v", ls.seen, want)
 			}
 		})
 	}
