@@ -132,7 +132,7 @@ func (s *Saver) forgetThread(thread string) {
 	s.tuples.forgetPrefix(prefix)
 	s.byID.forgetPrefix(prefix)
 	s.contended.forgetPrefix(prefix)
-	s.small.forgetPrefix(prefix)
+	s.small.forget(thread)
 }
 
 // rememberRead records a checkpoint read (its hash fields as field/value

@@ -24,9 +24,9 @@ type Saver struct {
 	// thread \0 namespace → a plain confirmation of a prediction there was
 	// refuted: the script confirms the namespace's predictions
 	contended *hintCache[struct{}]
-	// thread \0 kind of read → the last such read found its values small:
-	// the script is asked for them whole (values.go)
-	small *hintCache[struct{}]
+	// thread → which of its reads last found its values small: the script
+	// is asked for them whole (values.go)
+	small *hintCache[smallReads]
 }
 
 // The interfaces Saver implements; a signature drift fails the build.
@@ -73,7 +73,7 @@ func New(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Saver, 
 	}
 	return &Saver{rdb: rdb, opts: o, layout: layout, ser: o.Serializer, gens: newHintCache[string](maxHints),
 		tuples: newHintCache[tupleHint](maxHints), byID: newHintCache[tupleHint](o.ReadHints),
-		contended: newHintCache[struct{}](maxHints), small: newHintCache[struct{}](maxHints)}, nil
+		contended: newHintCache[struct{}](maxHints), small: newHintCache[smallReads](maxHints)}, nil
 }
 
 // Layout returns the key layout of the saver.

@@ -15,20 +15,24 @@ const inlineBytes = 32 << 10
 
 // The kinds of read whose values' size the saver remembers, per thread.
 const (
-	readTuple = "\x00t" // a GetTuple read by the script
-	readPage  = "\x00p" // a List page of the thread
+	readTuple = iota // a GetTuple read by the script
+	readPage         // a List page of the thread
 )
+
+// smallReads is what the saver remembers of a thread's reads: whether the
+// last of each kind found the values small (at most inlineBytes).
+type smallReads [2]bool
 
 // valuesAsk returns how a script read of kind kind of thread th asks for
 // the values: whole (listWhole) when the saver's last such read of the
-// thread found them small (at most inlineBytes), so that the script spends
-// no HSTRLEN on their sizes; else listAuto, which leaves large ones out of
-// Lua. A listing of every thread ("") always asks listAuto.
-func (s *Saver) valuesAsk(th, kind string) string {
+// thread found them small, so that the script spends no HSTRLEN on their
+// sizes; else listAuto, which leaves large ones out of Lua. A listing of
+// every thread ("") always asks listAuto.
+func (s *Saver) valuesAsk(th string, kind int) string {
 	if th == "" {
 		return listAuto
 	}
-	if _, ok := s.small.get(th + kind); ok {
+	if r, _ := s.small.get(th); r[kind] {
 		return listWhole
 	}
 	return listAuto
@@ -36,11 +40,11 @@ func (s *Saver) valuesAsk(th, kind string) string {
 
 // learnValues records the bytes of the values a read of kind kind of thread
 // th returned (counted once per checkpoint that holds them).
-func (s *Saver) learnValues(th, kind string, bytes int) {
-	if bytes <= inlineBytes {
-		s.small.set(th+kind, struct{}{})
-	} else {
-		s.small.forget(th + kind)
+func (s *Saver) learnValues(th string, kind int, bytes int) {
+	r, _ := s.small.get(th)
+	if small := bytes <= inlineBytes; r[kind] != small {
+		r[kind] = small
+		s.small.set(th, r)
 	}
 }
 
