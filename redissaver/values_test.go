@@ -48,25 +48,29 @@ func docChain(t *testing.T, s *redissaver.Saver, th, ns string, n int) []string 
 	return ids
 }
 
-// hmgetRecorder records the fields of every HMGET the client sends, alone
-// or in a pipeline, and runs before (once, when set) ahead of the first.
+// hmgetRecorder records the fields of every HMGET it sees (seeCommands),
+// and runs before (once, when set) ahead of the first.
 type hmgetRecorder struct {
 	fields [][]string
 	before func()
 	fired  atomic.Bool
 }
 
-func (r *hmgetRecorder) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (r *hmgetRecorder) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+// seeCommands is a go-redis hook that shows every command the client
+// sends, alone or in a pipeline, to its function first.
+type seeCommands func(redis.Cmder)
+
+func (f seeCommands) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (f seeCommands) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		r.see(cmd)
+		f(cmd)
 		return next(ctx, cmd)
 	}
 }
-func (r *hmgetRecorder) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+func (f seeCommands) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		for _, c := range cmds {
-			r.see(c)
+			f(c)
 		}
 		return next(ctx, cmds)
 	}
@@ -83,6 +87,23 @@ func (r *hmgetRecorder) see(cmd redis.Cmder) {
 	r.fields = append(r.fields, fields)
 	if r.before != nil && !r.fired.Swap(true) {
 		r.before()
+	}
+}
+
+// loseDoc deletes the value of docChain's "doc" from thread "big"'s values
+// hash: lost data.
+func loseDoc(t *testing.T, rdb redis.UniversalClient, s *redissaver.Saver) {
+	t.Helper()
+	ctx := context.Background()
+	gen, err := rdb.HGet(ctx, s.Layout().Head("big"), "g").Result()
+	must(t, err)
+	blobs := s.Layout().Blobs("big", gen, "")
+	fields, err := rdb.HKeys(ctx, blobs).Result()
+	must(t, err)
+	for _, f := range fields {
+		if strings.HasPrefix(f, "3:doc1") {
+			must(t, rdb.HDel(ctx, blobs, f).Err())
+		}
 	}
 }
 
@@ -110,7 +131,7 @@ func TestListValuesOutOfLua(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			rdb := b.client(t)
 			rec := &hmgetRecorder{}
-			rdb.AddHook(rec)
+			rdb.AddHook(seeCommands(rec.see))
 			ctr := redistest.CountRoundTrips(rdb)
 			s := newSaver(t, rdb, redissaver.Options{Shards: 1}) // a listing of every thread walks one index
 			ctx := context.Background()
@@ -193,16 +214,7 @@ func TestListValueGoneBetweenRoundTrips(t *testing.T) {
 				loss bool
 			}{
 				{"value lost", func(t *testing.T, rdb redis.UniversalClient, s, _ *redissaver.Saver) {
-					gen, err := rdb.HGet(ctx, s.Layout().Head("big"), "g").Result()
-					must(t, err)
-					blobs := s.Layout().Blobs("big", gen, "")
-					fields, err := rdb.HKeys(ctx, blobs).Result()
-					must(t, err)
-					for _, f := range fields {
-						if strings.HasPrefix(f, "3:doc1") {
-							must(t, rdb.HDel(ctx, blobs, f).Err())
-						}
-					}
+					loseDoc(t, rdb, s)
 				}, 0, true},
 				{"thread deleted", func(t *testing.T, _ redis.UniversalClient, _, other *redissaver.Saver) {
 					must(t, other.DeleteThread(ctx, "big"))
@@ -217,7 +229,7 @@ func TestListValueGoneBetweenRoundTrips(t *testing.T) {
 				t.Run(c.name, func(t *testing.T) {
 					rdb := b.client(t)
 					rec := &hmgetRecorder{}
-					rdb.AddHook(rec)
+					rdb.AddHook(seeCommands(rec.see))
 					s := newSaver(t, rdb, redissaver.Options{})
 					docChain(t, s, "big", "", 3)
 					must(t, s.LoadScripts(ctx))
@@ -258,7 +270,7 @@ func TestGetTupleValuesOutOfLua(t *testing.T) {
 			ctx := context.Background()
 			rdb := b.client(t)
 			rec := &hmgetRecorder{}
-			rdb.AddHook(rec)
+			rdb.AddHook(seeCommands(rec.see))
 			ctr := redistest.CountRoundTrips(rdb)
 			s := newSaver(t, rdb, redissaver.Options{})
 			ids := docChain(t, s, "big", "", 3)
@@ -307,18 +319,7 @@ func TestGetTupleValuesOutOfLua(t *testing.T) {
 				do           func(t *testing.T)
 				want         error
 			}{
-				{"value lost", "big", func(t *testing.T) {
-					gen, err := rdb.HGet(ctx, s.Layout().Head("big"), "g").Result()
-					must(t, err)
-					blobs := s.Layout().Blobs("big", gen, "")
-					fields, err := rdb.HKeys(ctx, blobs).Result()
-					must(t, err)
-					for _, f := range fields {
-						if strings.HasPrefix(f, "3:doc1") {
-							must(t, rdb.HDel(ctx, blobs, f).Err())
-						}
-					}
-				}, checkpoint.ErrDataLoss},
+				{"value lost", "big", func(t *testing.T) { loseDoc(t, rdb, s) }, checkpoint.ErrDataLoss},
 				{"thread deleted", "other", func(t *testing.T) { must(t, s.DeleteThread(ctx, "other")) }, checkpoint.ErrNotFound},
 			} {
 				t.Run(c.name, func(t *testing.T) {
@@ -337,28 +338,12 @@ func TestGetTupleValuesOutOfLua(t *testing.T) {
 	}
 }
 
-// argvRecorder records ARGV[i] of every call of one script the client
-// sends (EVALSHA or EVAL).
+// argvRecorder records ARGV[i] of every call of one script it sees
+// (seeCommands: EVALSHA or EVAL).
 type argvRecorder struct {
 	sha  string
 	i    int
 	seen []string
-}
-
-func (r *argvRecorder) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (r *argvRecorder) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		r.see(cmd)
-		return next(ctx, cmd)
-	}
-}
-func (r *argvRecorder) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		for _, c := range cmds {
-			r.see(c)
-		}
-		return next(ctx, cmds)
-	}
 }
 
 func (r *argvRecorder) see(cmd redis.Cmder) {
@@ -385,8 +370,8 @@ func TestValuesAskLearnsThreadSize(t *testing.T) {
 			rdb := b.client(t)
 			gt := &argvRecorder{sha: scriptrun.All()["get_tuple.lua"].Hash(), i: 8}
 			ls := &argvRecorder{sha: scriptrun.All()["list.lua"].Hash(), i: 10}
-			rdb.AddHook(gt)
-			rdb.AddHook(ls)
+			rdb.AddHook(seeCommands(gt.see))
+			rdb.AddHook(seeCommands(ls.see))
 			s := newSaver(t, rdb, redissaver.Options{Shards: 1})
 			cfg, err := s.Put(ctx, checkpoint.Config{ThreadID: "t"}, checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(),
 				ChannelValues: map[string]any{"a": "small"}, ChannelVersions: map[string]string{"a": "1"}}, nil, map[string]string{"a": "1"})
