@@ -254,7 +254,7 @@ func exerciseEveryScript(t *testing.T, s *redissaver.Saver, threads []string) {
 				// A page whose values hold over 32 KiB: read by a plain HMGET.
 				cp := checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(), ChannelValues: map[string]any{"big": docValue},
 					ChannelVersions: map[string]string{"big": "1", "c": "2", "d": "1"}}
-				cfg, err = s.Put(ctx, cfg, cp, nil, map[string]string{"big": "1"})
+				_, err = s.Put(ctx, cfg, cp, nil, map[string]string{"big": "1"})
 				must(err)
 			}
 			for _, err := range s.List(ctx, checkpoint.ListQuery{ThreadID: th, CheckpointNS: checkpoint.NS(ns)}) {
