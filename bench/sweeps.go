@@ -41,9 +41,12 @@ func (h *harness) concurrencyLevel(ctx context.Context, conc int) error {
 	return nil
 }
 
-// stateSweep measures Put and latest GetTuple at concurrency 1 with a state
-// of each size: 90% a message list that changes every step, 10% the other 9
-// channels. Each size gets a fresh prefix, deleted afterwards.
+// stateSweep measures Put, latest GetTuple and GetTuple by id at
+// concurrency 1 with a state of each size: 90% a message list that changes
+// every step, 10% the other 9 channels. The by-id reads go through a saver
+// that remembers no read (ReadHints -1), so that get_tuple.lua reads each
+// checkpoint: with its values up to 32 KiB, without them beyond (a plain
+// HMGET reads them). Each size gets a fresh prefix, deleted afterwards.
 func (h *harness) stateSweep(ctx context.Context) error {
 	for _, size := range h.cfg.stateSizes {
 		label := "state=" + byteSize(size)
@@ -69,7 +72,25 @@ func (h *harness) stateSweep(ctx context.Context) error {
 				_, err := s.GetTuple(ctx, checkpoint.Config{ThreadID: wr.cps[len(wr.cps)-1].cfg.ThreadID})
 				return err
 			}}
-		h.runGroup(ctx, h.cfg.rounds, put, get)
+		cold, err := h.newSaver(ctx, h.client, "state"+strconv.Itoa(size), redissaver.Options{ReadHints: -1})
+		if err != nil {
+			return err
+		}
+		byid := &pass{impl: implOurs, op: "GetTuple.byid/" + label, conc: 1, maxOps: ops, warmup: 3,
+			budget: h.cfg.budget, meter: h.meter,
+			do: func(ctx context.Context, _, i int) error {
+				cps := ws[0].cps
+				if len(cps) == 0 {
+					return fmt.Errorf("nothing written")
+				}
+				cfg := cps[(i*7919)%len(cps)].cfg
+				tup, err := cold.GetTuple(ctx, cfg)
+				if err == nil && tup.Checkpoint.ID != cfg.CheckpointID {
+					err = fmt.Errorf("read %s, want %s", tup.Checkpoint.ID, cfg.CheckpointID)
+				}
+				return err
+			}}
+		h.runGroup(ctx, h.cfg.rounds, put, get, byid)
 		for _, th := range ws[0].threads {
 			if err := s.DeleteThread(ctx, th); err != nil {
 				return err
