@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/graphstate/redcheck/internal/redistest"
@@ -88,6 +89,15 @@ func (r *hmgetRecorder) see(cmd redis.Cmder) {
 	if r.before != nil && !r.fired.Swap(true) {
 		r.before()
 	}
+}
+
+// mustLatest returns the id of the latest checkpoint of thread th, as s
+// reads it (which leaves s predicting it).
+func mustLatest(t *testing.T, s *redissaver.Saver, th string) string {
+	t.Helper()
+	tup, err := s.GetTuple(context.Background(), checkpoint.Config{ThreadID: th})
+	must(t, err)
+	return tup.Config.CheckpointID
 }
 
 // loseDoc deletes the value of docChain's "doc" from thread "big"'s values
@@ -261,9 +271,10 @@ func TestListValueGoneBetweenRoundTrips(t *testing.T) {
 
 // TestGetTupleValuesOutOfLua: GetTuple of a checkpoint it does not predict,
 // whose values hold more than 32 KiB, takes them by a plain HMGET in a second
-// round trip (the latest, by id, and each checkpoint of a listing of every
-// thread over several shards); one gone in between sends the read back to
-// the script: ErrDataLoss for a value lost, ErrNotFound for a thread deleted.
+// round trip (the latest, by id, one whose prediction the script refuted,
+// and each checkpoint of a listing of every thread over several shards); one
+// gone in between sends the read back to the script: ErrDataLoss for a value
+// lost, ErrNotFound for a thread deleted.
 func TestGetTupleValuesOutOfLua(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
@@ -299,17 +310,38 @@ func TestGetTupleValuesOutOfLua(t *testing.T) {
 				}
 			}
 
+			// A saver with a TTL has the script confirm its prediction; another
+			// writer's checkpoint refutes it, and the script leaves its values
+			// to an HMGET: the transaction, then the HMGET.
+			leased, err := redissaver.New(ctx, rdb, redissaver.Options{Prefix: s.Layout().Prefix(), TTL: time.Hour, AcceptEviction: true})
+			must(t, err)
+			docChain(t, leased, "leased", "", 1)
+			next, err := s.Put(ctx, checkpoint.Config{ThreadID: "leased", CheckpointID: mustLatest(t, leased, "leased")},
+				checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(), ChannelValues: map[string]any{"doc": docValue + "!", "step": "x"},
+					ChannelVersions: map[string]string{"doc": "2", "step": "2"}}, nil, map[string]string{"doc": "2", "step": "2"})
+			must(t, err)
+			ctr.Reset()
+			rec.fields = nil
+			tup, err := leased.GetTuple(ctx, checkpoint.Config{ThreadID: "leased"})
+			must(t, err)
+			if tup.Config.CheckpointID != next.CheckpointID || tup.Checkpoint.ChannelValues["doc"] != docValue+"!" {
+				t.Fatalf("read %s, want %s with the new doc", tup.Config.CheckpointID, next.CheckpointID)
+			}
+			if n := ctr.Load(); n != 2 || len(rec.fields) != 2 || len(rec.fields[1]) != 2 {
+				t.Fatalf("refuted prediction: %d round trips (%v), HMGETs %v; want the transaction, then one HMGET of 2 fields", n, ctr.Commands(), rec.fields)
+			}
+
 			// A listing of every thread over 16 shards: members, the checkpoints
 			// by get_tuple.lua, their values by HMGET.
 			lister, err := redissaver.New(ctx, rdb, redissaver.Options{Prefix: s.Layout().Prefix(), AcceptEviction: true})
 			must(t, err)
 			ctr.Reset()
 			got := listAll(t, lister, checkpoint.ListQuery{})
-			if len(got) != 5 || ctr.Load() != 3 {
-				t.Fatalf("listed %d checkpoints in %d round trips (%v), want 5 in 3", len(got), ctr.Load(), ctr.Commands())
+			if len(got) != 7 || ctr.Load() != 3 {
+				t.Fatalf("listed %d checkpoints in %d round trips (%v), want 7 in 3", len(got), ctr.Load(), ctr.Commands())
 			}
 			for _, tup := range got {
-				if tup.Checkpoint.ChannelValues["doc"] != docValue {
+				if doc, _ := tup.Checkpoint.ChannelValues["doc"].(string); !strings.HasPrefix(doc, docValue) {
 					t.Fatalf("%s: doc of %d bytes", tup.Config.CheckpointID, len(fmt.Sprint(tup.Checkpoint.ChannelValues["doc"])))
 				}
 			}
