@@ -35,6 +35,7 @@ import { FORMAT_VERSION, Layout, SEP, decode, encode, newGen, parseMember, valid
 import { copyThread, deleteForRuns, prune, type Ops } from "./extended.js";
 import { scripts } from "./scripts.js";
 import { HintCache } from "./hints.js";
+import { readValues, READ_PAGE, READ_TUPLE, SizeMemory, ValueGone, valuesBytes, type CheckpointRead } from "./outoflua.js";
 import { compressionOptions, type CompressionOptions } from "./compress.js";
 import { decodeValue, encodeValue, dumpsTyped, storedValue } from "./values.js";
 import { nextVersion, storedVersion, versionFromStore, versionToStore } from "./version.js";
@@ -141,6 +142,8 @@ export class RedcheckSaver extends BaseCheckpointSaver {
   readonly #puts = new PutTracker();
   // #gens: thread -> its live generation, as last learnt (a hint put.lua checks, never an answer).
   readonly #gens = new HintCache<string>();
+  // #sizes: thread -> whether its last getTuple and list page found the values small (outoflua.ts).
+  readonly #sizes = new SizeMemory();
 
   /**
    * @param client a connected node-redis v5 client (createClient) or cluster
@@ -551,7 +554,16 @@ export class RedcheckSaver extends BaseCheckpointSaver {
     validateAddress(addr.thread, addr.ns);
     if (addr.id !== "" && validateID(addr.id)) return undefined;
     await this.setup();
-    const c = this.#getTupleCall(addr);
+    return this.#readTuple(addr, this.#sizes.small(addr.thread, READ_TUPLE));
+  }
+
+  /**
+   * readTuple reads a checkpoint by get_tuple.lua: its values whole, or, when
+   * they may be large, left out of Lua beyond 32 KiB and read by plain HMGET
+   * (a second round trip; a value gone in between: read again whole).
+   */
+  async #readTuple(addr: Address, whole: boolean): Promise<CheckpointTuple | undefined> {
+    const c = this.#getTupleCall(addr, whole);
     let res: Reply;
     try {
       res = await this.#conn.run(scripts.getTuple, c.keys, c.args);
@@ -561,15 +573,25 @@ export class RedcheckSaver extends BaseCheckpointSaver {
     if (res === null) return undefined;
     const r = arr(res);
     if (r.length !== 5) throw new CorruptError(`get tuple reply of ${r.length} items`);
-    this.#rememberGen(addr.thread, str(r[4]));
-    return this.#decodeTuple(addr.thread, addr.ns, str(r[0]), r[1]!, r[2]!, r[3]!);
+    const gen = str(r[4]);
+    this.#rememberGen(addr.thread, gen);
+    const read: CheckpointRead = { thread: addr.thread, ns: addr.ns, gen, flat: r[1]!, values: r[2]! };
+    try {
+      await readValues(this.#conn, this.layout, [read]);
+    } catch (e) {
+      if (e instanceof ValueGone && !whole) return this.#readTuple(addr, true);
+      throw e;
+    }
+    this.#sizes.learn(addr.thread, READ_TUPLE, valuesBytes(read.values));
+    return this.#decodeTuple(addr.thread, addr.ns, str(r[0]), r[1]!, read.values, r[3]!);
   }
 
-  #getTupleCall(a: Address): { keys: Arg[]; args: Arg[] } {
+  /** getTupleCall: get_tuple.lua predicting nothing, asking for the values whole ("0") or left out when large ("1"). */
+  #getTupleCall(a: Address, whole: boolean): { keys: Arg[]; args: Arg[] } {
     const shard = this.layout.shard(a.thread);
     return {
       keys: [this.layout.head(a.thread), this.layout.threads(shard)],
-      args: [this.layout.shardBase(shard), encode(a.thread), encode(a.ns), a.id, String(this.#refreshMs())],
+      args: [this.layout.shardBase(shard), encode(a.thread), encode(a.ns), a.id, String(this.#refreshMs()), "", "", whole ? "0" : "1"],
     };
   }
 
@@ -706,8 +728,10 @@ export class RedcheckSaver extends BaseCheckpointSaver {
     } else {
       w = new Walk(this.layout.all(0), "shard", this.layout.shardBase(0), "", "", q);
     }
+    let what: "0" | "2" = this.#sizes.small(q.thread, READ_PAGE) ? "0" : "2";
     while (!w.done && q.left !== 0) {
-      const call = w.call(q, this.#page(q), false, this.#refreshMs());
+      const at = w.save();
+      const call = w.call(q, this.#page(q), what, this.#refreshMs());
       let res: Reply;
       try {
         res = await this.#conn.run(scripts.list, call.keys, call.args);
@@ -716,12 +740,31 @@ export class RedcheckSaver extends BaseCheckpointSaver {
       }
       const r = arr(res);
       if (r.length < 2) throw new CorruptError(`list reply of ${r.length} items`);
-      w.advance(str(r[0]), str(r[1]));
-      for (const it of r.slice(2)) {
+      const gen = str(r[1]);
+      w.advance(str(r[0]), gen);
+      const items = r.slice(2).map((it) => {
         const parts = arr(it);
         if (parts.length !== 4) throw new CorruptError("list item");
-        const a = parseListMember(q, w.mode, str(parts[0]));
-        yield await this.#decodeTuple(a.thread, a.ns, a.id, parts[1]!, parts[2]!, parts[3]!);
+        const m = str(parts[0]);
+        const a = parseListMember(q, w.mode, m);
+        const read: CheckpointRead = { thread: a.thread, ns: a.ns, gen: w.mode === "shard" ? parseMember(m).gen : gen, flat: parts[1]!, values: parts[2]! };
+        return { a, read, extra: parts[3]! };
+      });
+      try {
+        await readValues(this.#conn, this.layout, items.map((it) => it.read));
+      } catch (e) {
+        if (!(e instanceof ValueGone)) throw e;
+        // A value went between the two round trips (or was lost): the script reads the page whole.
+        w.restore(at);
+        what = "0";
+        continue;
+      }
+      if (q.thread !== "" && items.length > 0) {
+        this.#sizes.learn(q.thread, READ_PAGE, items.reduce((n, it) => n + valuesBytes(it.read.values), 0));
+      }
+      what = this.#sizes.small(q.thread, READ_PAGE) ? "0" : "2";
+      for (const it of items) {
+        yield await this.#decodeTuple(it.a.thread, it.a.ns, it.a.id, it.read.flat, it.read.values, it.extra);
         if (q.left > 0) q.left--;
         if (q.left === 0) return;
       }
@@ -736,7 +779,7 @@ export class RedcheckSaver extends BaseCheckpointSaver {
       const page = this.#page(q);
       const pending = walks.filter((w) => w.buf.length === 0 && !w.done);
       const replies = await Promise.all(pending.map((w) => {
-        const call = w.call(q, page, true, this.#refreshMs());
+        const call = w.call(q, page, "1", this.#refreshMs());
         return this.#conn.run(scripts.list, call.keys, call.args).catch((e) => {
           throw scriptError("list", e);
         });
@@ -768,21 +811,38 @@ export class RedcheckSaver extends BaseCheckpointSaver {
         const p = parseMember(m);
         return { id: p.id, thread: p.thread.toString("utf8"), ns: p.ns.toString("utf8") };
       });
-      const got = await Promise.all(addrs.map((a) => {
-        const c = this.#getTupleCall(a);
-        return this.#conn.run(scripts.getTuple, c.keys, c.args).catch((e) => {
-          throw scriptError("list", e);
-        });
-      }));
-      for (let i = 0; i < got.length; i++) {
-        if (got[i] === null) continue; // deleted since the first round trip
-        const r = arr(got[i]);
-        if (r.length !== 5) throw new CorruptError(`get tuple reply of ${r.length} items`);
-        yield await this.#decodeTuple(addrs[i]!.thread, addrs[i]!.ns, addrs[i]!.id, r[1]!, r[2]!, r[3]!);
+      let got: { a: Address; read: CheckpointRead; extra: Reply }[];
+      try {
+        got = await this.#readAddrs(addrs, false);
+      } catch (e) {
+        if (!(e instanceof ValueGone)) throw e;
+        got = await this.#readAddrs(addrs, true); // a value went in between: read them whole
+      }
+      for (const it of got) {
+        yield await this.#decodeTuple(it.a.thread, it.a.ns, it.a.id, it.read.flat, it.read.values, it.extra);
         if (q.left > 0) q.left--;
         if (q.left === 0) return;
       }
     }
+  }
+
+  /** readAddrs reads checkpoints by get_tuple.lua, together, then the values it left out (readValues); deleted ones are left out. */
+  async #readAddrs(addrs: Address[], whole: boolean): Promise<{ a: Address; read: CheckpointRead; extra: Reply }[]> {
+    const got = await Promise.all(addrs.map((a) => {
+      const c = this.#getTupleCall(a, whole);
+      return this.#conn.run(scripts.getTuple, c.keys, c.args).catch((e) => {
+        throw scriptError("list", e);
+      });
+    }));
+    const out: { a: Address; read: CheckpointRead; extra: Reply }[] = [];
+    got.forEach((res, i) => {
+      if (res === null) return; // deleted since the first round trip
+      const r = arr(res);
+      if (r.length !== 5) throw new CorruptError(`get tuple reply of ${r.length} items`);
+      out.push({ a: addrs[i]!, read: { thread: addrs[i]!.thread, ns: addrs[i]!.ns, gen: str(r[4]), flat: r[1]!, values: r[2]! }, extra: r[3]! });
+    });
+    await readValues(this.#conn, this.layout, out.map((it) => it.read));
+    return out;
   }
 
   // ---- delta channel history ----------------------------------------------------
@@ -1070,13 +1130,23 @@ class Walk {
     if (c < 0 || (c === 0 && b[0] === "(")) this.max = b;
   }
 
-  call(q: Query, page: number, refs: boolean, refreshMs: number): { keys: Arg[]; args: Arg[] } {
+  /** call builds the list.lua call of the next page, returning what (ARGV[10]: "0" whole, "1" members, "2" values out of Lua when large). */
+  call(q: Query, page: number, what: "0" | "1" | "2", refreshMs: number): { keys: Arg[]; args: Arg[] } {
     const nsOnly = this.mode === "shard" && q.ns !== undefined ? "=" + encode(q.ns) : "";
     return {
       keys: [this.key],
       args: [this.mode, this.sb, this.enct, this.encn, this.gen, Buffer.from(this.max, "latin1"), Buffer.from(this.min, "latin1"),
-        String(page), String(Math.max(SCAN_BUDGET, page)), refs ? "1" : "0", nsOnly, String(refreshMs), String(q.filter.length / 2), ...q.filter],
+        String(page), String(Math.max(SCAN_BUDGET, page)), what, nsOnly, String(refreshMs), String(q.filter.length / 2), ...q.filter],
     };
+  }
+
+  /** save and restore: the walk's position, to read a page again. */
+  save(): { max: string; min: string; gen: string; done: boolean } {
+    return { max: this.max, min: this.min, gen: this.gen, done: this.done };
+  }
+
+  restore(p: { max: string; min: string; gen: string; done: boolean }): void {
+    ({ max: this.max, min: this.min, gen: this.gen, done: this.done } = p);
   }
 
   advance(next: string, gen: string): void {

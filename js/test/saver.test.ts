@@ -372,3 +372,83 @@ describe("bounded work", () => {
     expect(worst, "worst latency of redis-cli --latency, ms").toBeLessThanOrEqual(50);
   });
 });
+
+describe("values out of Lua", () => {
+  const doc = "d".repeat(40 << 10); // over the scripts' 32 KiB
+  /** recording wraps the client: it records every command sent, and runs before (once) ahead of the first HMGET. */
+  function recording() {
+    const sent: string[][] = [];
+    const rec = {
+      sent,
+      before: undefined as undefined | (() => Promise<void>),
+      sendCommand: async (args: (string | Buffer)[], opts?: unknown) => {
+        const cmd = args.map((a) => (Buffer.isBuffer(a) ? a.toString("latin1") : a));
+        if (cmd[0] === "HMGET" && rec.before) {
+          const b = rec.before;
+          rec.before = undefined;
+          await b();
+        }
+        sent.push(cmd);
+        return (client.sendCommand as any)(args, opts);
+      },
+      multi: () => client.multi(),
+    };
+    return rec;
+  }
+  async function docChain(s: RedcheckSaver, thread: string, count: number) {
+    let cfg: any = { configurable: { thread_id: thread, checkpoint_ns: "" } };
+    const ids: string[] = [];
+    for (let i = 0; i < count; i++) {
+      const cp: Checkpoint = { ...emptyCheckpoint(), id: uuid6(i), channel_values: { doc, step: i }, channel_versions: { doc: 1, step: i + 1 } };
+      cfg = await s.put(cfg, cp, md(i), i === 0 ? { doc: 1, step: 1 } : { step: i + 1 });
+      ids.push(cp.id);
+    }
+    return { cfg, ids };
+  }
+  const hmgets = (sent: string[][]) => sent.filter((c) => c[0] === "HMGET");
+  const argv = (sent: string[][], i: number) => sent.filter((c) => c[0] === "EVALSHA").map((c) => c[3 + Number(c[2]) + i - 1]);
+
+  it("getTuple and list read values of over 32 KiB by a plain HMGET, each once; small ones come whole once known small", async () => {
+    const s = fresh();
+    const { cfg, ids } = await docChain(s, "big", 3);
+    const rec = recording();
+    const r = new RedcheckSaver(rec as any, { prefix: s.layout.prefix });
+    await r.setup();
+    rec.sent.length = 0;
+    const tup = (await r.getTuple({ configurable: { thread_id: "big", checkpoint_id: ids[1] } }))!;
+    expect(tup.checkpoint.channel_values).toEqual({ doc, step: 1 });
+    expect(hmgets(rec.sent).map((c) => c.length - 2)).toEqual([2]);
+    rec.sent.length = 0;
+    const listed = [];
+    for await (const t of r.list({ configurable: { thread_id: "big", checkpoint_ns: "" } })) listed.push(t);
+    expect(listed.map((t) => t.checkpoint.id)).toEqual([...ids].reverse());
+    for (const t of listed) expect(t.checkpoint.channel_values.doc).toBe(doc);
+    expect(hmgets(rec.sent).map((c) => c.length - 2)).toEqual([1 + 3]); // doc once, three steps
+    expect(argv(rec.sent, 10)).toEqual(["2"]);
+    // A small thread: asked for values left out when large, then whole.
+    const small = await s.put({ configurable: { thread_id: "small" } }, { ...emptyCheckpoint(), id: uuid6(9), channel_values: { a: 1 }, channel_versions: { a: 1 } }, md(0), { a: 1 });
+    rec.sent.length = 0;
+    await r.getTuple(small);
+    await r.getTuple(small);
+    expect(argv(rec.sent, 8)).toEqual(["1", "0"]);
+    expect(hmgets(rec.sent)).toEqual([]);
+    void cfg;
+  });
+
+  it("a value gone between the two reads sends the read back to the script: lost data, or a thread deleted", async () => {
+    const s = fresh();
+    await docChain(s, "big", 2);
+    await docChain(s, "gone", 2);
+    const rec = recording();
+    const r = new RedcheckSaver(rec as any, { prefix: s.layout.prefix });
+    await r.setup();
+    rec.before = async () => {
+      const gen = await client.hGet(`${s.layout.head("big")}`, "g");
+      const blobs = s.layout.blobs("big", gen!, "");
+      for (const f of await client.hKeys(blobs)) if (f.startsWith("3:doc1")) await client.hDel(blobs, f);
+    };
+    await expect(r.getTuple({ configurable: { thread_id: "big" } })).rejects.toBeInstanceOf(DataLossError);
+    rec.before = () => s.deleteThread("gone");
+    expect(await r.getTuple({ configurable: { thread_id: "gone" } })).toBeUndefined();
+  });
+});

@@ -1,0 +1,121 @@
+// Values out of Lua (docs/storage-format.md, "Values out of Lua"): get_tuple.lua
+// (ARGV[8] "1") and list.lua (ARGV[10] "2") answer false in place of values
+// that hold more than 32 KiB, and the client reads them by plain HMGET, each
+// once, so that Redis never hashes them into Lua. As the Go saver does
+// (redissaver/values.go), the saver remembers per thread whether its last read
+// of each kind found the values small, and then asks for them whole (no
+// HSTRLEN of their sizes).
+import type { Conn, Reply } from "./conn.js";
+import { arr, buf } from "./conn.js";
+import { CorruptError } from "./errors.js";
+import { HintCache } from "./hints.js";
+import type { Layout } from "./keys.js";
+
+/** lib.lua's inline_bytes: the bytes of values up to which a script still returns them itself. */
+export const INLINE_BYTES = 32 << 10;
+
+/** One checkpoint as a script returned it: where it lives, its hash, its values (null: left out of Lua). */
+export interface CheckpointRead {
+  thread: string;
+  ns: string;
+  gen: string;
+  flat: Reply;
+  values: Reply;
+}
+
+/** ValueGone: a value left out of the script was missing at the HMGET (deleted since, or lost): read again whole. */
+export class ValueGone extends Error {
+  constructor() {
+    super("redcheck: a value left out of the script is gone");
+  }
+}
+
+/**
+ * readValues reads the values the script left out (null) of each read, by
+ * plain HMGET of their values hashes, each blob field once, the HMGETs sent
+ * together (node-redis pipelines them). It sets each read's values, aligned
+ * with the "c:" fields of its hash. A value missing throws ValueGone.
+ */
+export async function readValues(conn: Conn, layout: Layout, reads: CheckpointRead[]): Promise<void> {
+  const byKey = new Map<string, { fields: Buffer[]; at: Map<string, number> }>();
+  const refs: { key: string; idx: number[] }[] = [];
+  reads.forEach((r, i) => {
+    if (r.values !== null) return;
+    const flat = arr(r.flat);
+    if (flat.length % 2 !== 0) throw new CorruptError(`hash reply of ${flat.length} items`);
+    const key = layout.blobs(r.thread, r.gen, r.ns);
+    let want = byKey.get(key);
+    if (!want) {
+      want = { fields: [], at: new Map() };
+      byKey.set(key, want);
+    }
+    const idx: number[] = [];
+    for (let j = 0; j < flat.length; j += 2) {
+      const f = buf(flat[j]);
+      if (f.length < 2 || f[0] !== 0x63 || f[1] !== 0x3a) continue; // "c:"
+      const ch = f.subarray(2);
+      const field = Buffer.concat([Buffer.from(`${ch.length}:`, "latin1"), ch, buf(flat[j + 1])]);
+      const name = field.toString("latin1");
+      let k = want.at.get(name);
+      if (k === undefined) {
+        k = want.fields.length;
+        want.at.set(name, k);
+        want.fields.push(field);
+      }
+      idx.push(k);
+    }
+    refs[i] = { key, idx };
+  });
+  if (byKey.size === 0) return;
+  const keys = [...byKey.keys()];
+  const got = new Map<string, Reply[]>();
+  const replies = await Promise.all(keys.map((k) => conn.send(k, ["HMGET", k, ...byKey.get(k)!.fields])));
+  keys.forEach((k, i) => got.set(k, arr(replies[i])));
+  reads.forEach((r, i) => {
+    const ref = refs[i];
+    if (!ref) return;
+    const vals = got.get(ref.key)!;
+    if (vals.length !== byKey.get(ref.key)!.fields.length) throw new CorruptError(`${vals.length} values read for ${byKey.get(ref.key)!.fields.length} asked`);
+    r.values = ref.idx.map((k) => {
+      const v = vals[k];
+      if (v === null || v === undefined) throw new ValueGone();
+      return v;
+    });
+  });
+}
+
+/** valuesBytes is the bytes of a reply's values. */
+export function valuesBytes(values: Reply): number {
+  let n = 0;
+  for (const v of arr(values)) if (Buffer.isBuffer(v)) n += v.length;
+  return n;
+}
+
+/** The kinds of read whose values' size a saver remembers, per thread. */
+export const READ_TUPLE = 0;
+export const READ_PAGE = 1;
+
+/** SizeMemory: per thread, whether the last read of each kind found its values small. */
+export class SizeMemory {
+  readonly #m = new HintCache<[boolean, boolean]>();
+
+  /** small reports whether the last read of kind kind of thread found the values small (ask for them whole). */
+  small(thread: string, kind: number): boolean {
+    return thread !== "" && (this.#m.get(thread)?.[kind] ?? false);
+  }
+
+  /** learn records the bytes of the values a read of kind kind of thread returned. */
+  learn(thread: string, kind: number, bytes: number): void {
+    if (thread === "") return;
+    const r = this.#m.get(thread) ?? [false, false];
+    const small = bytes <= INLINE_BYTES;
+    if (r[kind] === small) return;
+    const next: [boolean, boolean] = [r[0], r[1]];
+    next[kind] = small;
+    this.#m.set(thread, next);
+  }
+
+  forget(thread: string): void {
+    this.#m.forget(thread);
+  }
+}
