@@ -42,7 +42,7 @@ type fastEncoder struct {
 // Pooled buffers above these capacities are dropped instead of kept, so that
 // one huge value does not pin its memory.
 const (
-	maxPooledBuf     = 1 << 20
+	maxPooledBuf     = 8 << 20
 	maxPooledScratch = 1 << 12
 )
 
@@ -66,13 +66,19 @@ var errFastPath = errors.New("checkpoint: value left to the reflecting encoder")
 func encodeMsgpackFast(v any) (data []byte, ok bool) {
 	e := fastEncoderPool.Get().(*fastEncoder)
 	err := e.value(v, 0, false)
-	if err == nil {
+	switch {
+	case err != nil:
+		e.enc = nil // its state after a failure is not worth trusting
+		e.buf = e.buf[:0]
+	case cap(e.buf) > maxPooledBuf:
+		// A buffer too large to pool is handed over as it is, not copied.
+		data = e.buf
+		e.buf = make([]byte, 0, 4096)
+	default:
 		data = make([]byte, len(e.buf))
 		copy(data, e.buf)
-	} else {
-		e.enc = nil // its state after a failure is not worth trusting
+		e.buf = e.buf[:0]
 	}
-	e.buf = e.buf[:0]
 	// Each map pops what it pushed, except when it failed.
 	clear(e.entries)
 	e.entries = e.entries[:0]

@@ -193,6 +193,38 @@ func TestFastEncodeSameBytes(t *testing.T) {
 	}
 }
 
+// TestFastEncodeBuffers: a value's encoding is its own, whether its buffer
+// was pooled (copied out) or too large to pool (handed over): encoding
+// other values after it changes none of its bytes, and both sizes encode as
+// the reference does.
+func TestFastEncodeBuffers(t *testing.T) {
+	list := func(n int, tag string) []any {
+		out := make([]any, n)
+		for i := range out {
+			out[i] = map[string]any{"id": tag + itoa(int64(i)), "content": strings.Repeat(tag, 200)}
+		}
+		return out
+	}
+	for _, n := range []int{10, 4000, 50000} { // 2 KB, about 1 MB (pooled), over 8 MiB (handed over)
+		t.Run(itoa(int64(n)), func(t *testing.T) {
+			v := list(n, "a")
+			keep := string(checkSameEncoding(t, v))
+			first, ok := encodeMsgpackFast(v)
+			if !ok || string(first) != keep {
+				t.Fatal("the fast path encodes the value otherwise")
+			}
+			for _, other := range []any{list(n, "b"), list(10, "c"), "x"} {
+				if _, ok := encodeMsgpackFast(other); !ok {
+					t.Fatal("fast path refused a plain value")
+				}
+			}
+			if string(first) != keep {
+				t.Fatalf("%d messages: the encoding changed after others were encoded", n)
+			}
+		})
+	}
+}
+
 func TestFastEncodeErrors(t *testing.T) {
 	cyclic := map[string]any{}
 	cyclic["self"] = cyclic

@@ -71,7 +71,7 @@ func (s *Saver) encodeValue(v any) (string, error) {
 // Options.Compression says so and it saves bytes. It depends on the value
 // only, not on where it is written.
 func (s *Saver) storedValue(typ string, data []byte) string {
-	plain := pack(typ, string(data))
+	plain := codec.PackValue(typ, data)
 	if c := s.opts.Compression; c.Enabled {
 		return codec.Compress(plain, c.Level, c.MinBytes)
 	}

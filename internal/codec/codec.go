@@ -12,7 +12,15 @@ import (
 // as it is: binary safe, and the last part (a value's bytes) is not copied
 // through an escape.
 func Pack(parts ...string) string {
+	n := 0
+	for i, p := range parts {
+		n += len(p)
+		if i < len(parts)-1 {
+			n += 21 // a length and ':' at most
+		}
+	}
 	var b strings.Builder
+	b.Grow(n) // one allocation, whatever the size of the parts
 	for i, p := range parts {
 		if i < len(parts)-1 {
 			b.WriteString(strconv.Itoa(len(p)))
@@ -20,6 +28,18 @@ func Pack(parts ...string) string {
 		}
 		b.WriteString(p)
 	}
+	return b.String()
+}
+
+// PackValue is Pack(typ, string(data)), the plain form of a stored value,
+// with data copied once (a state's values can be megabytes).
+func PackValue(typ string, data []byte) string {
+	var b strings.Builder
+	b.Grow(len(typ) + 21 + len(data))
+	b.WriteString(strconv.Itoa(len(typ)))
+	b.WriteByte(':')
+	b.WriteString(typ)
+	b.Write(data)
 	return b.String()
 }
 

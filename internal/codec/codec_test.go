@@ -20,6 +20,27 @@ func TestPackUnpack(t *testing.T) {
 	}
 }
 
+// TestPackValue: PackValue is Pack of the type and the bytes, for every
+// size (a large value is copied once, by one allocation).
+func TestPackValue(t *testing.T) {
+	big := make([]byte, 3<<20)
+	for i := range big {
+		big[i] = byte(i)
+	}
+	for _, c := range []struct {
+		typ  string
+		data []byte
+	}{{"msgpack", nil}, {"json", []byte("{}")}, {"bytes", []byte("\x00:1:2")}, {"msgpack", big}} {
+		got := PackValue(c.typ, c.data)
+		if want := Pack(c.typ, string(c.data)); got != want {
+			t.Errorf("PackValue(%q, %d bytes) differs from Pack", c.typ, len(c.data))
+		}
+		if n := testing.AllocsPerRun(3, func() { PackValue(c.typ, c.data) }); n > 2 {
+			t.Errorf("PackValue(%q, %d bytes): %v allocations", c.typ, len(c.data), n)
+		}
+	}
+}
+
 func TestNames(t *testing.T) {
 	for _, names := range [][]string{nil, {""}, {"a", "b:c", "", "12:x"}} {
 		got, ok := SplitNames(JoinNames(names))
