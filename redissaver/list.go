@@ -219,15 +219,7 @@ func (s *Saver) listOne(ctx context.Context, l *lister, yield func(*checkpoint.T
 			yield(nil, err)
 			return
 		}
-		what = listAuto
-		if l.q.ThreadID != "" && len(items) > 0 {
-			bytes := 0
-			for _, it := range items {
-				bytes += valuesBytes(it.values)
-			}
-			s.learnValues(l.q.ThreadID, readPage, bytes)
-			what = s.valuesAsk(l.q.ThreadID, readPage)
-		}
+		what = s.learnPage(l.q.ThreadID, items)
 		for _, it := range items {
 			t, err := s.decodeListItem(it)
 			if err != nil {
