@@ -20,6 +20,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -226,9 +227,17 @@ func TestCrossLangGoWrites(t *testing.T) {
 	story := strings.Repeat("the agent calls a tool and reads its result. ", 40)
 	message := map[string]any{"lc": int64(1), "type": "constructor", "id": []any{"langchain_core", "messages", "AIMessage"},
 		"kwargs": map[string]any{"content": "hello from Go", "tool_calls": []any{}, "invalid_tool_calls": []any{}, "additional_kwargs": map[string]any{}, "response_metadata": map[string]any{}}}
+	// "noise" does not compress: the first checkpoint's values hold over 32 KiB, which both sides read
+	// out of Lua (docs/storage-format.md, "Values out of Lua").
+	noise := make([]byte, 40<<10)
+	rng := rand.New(rand.NewPCG(7, 7))
+	for i := range noise {
+		noise[i] = byte(rng.Uint32())
+	}
 	values := []map[string]any{
 		{"messages": checkpoint.DeltaSnapshot{Value: []any{"m0"}}, "count": int64(1), "ratio": 1.5, "name": "go",
-			"blob": []byte{0, 1, 255}, "nothing": nil, "nested": map[string]any{"a": []any{int64(1), "x", true}, "big": int64(1) << 60}, "story": story},
+			"blob": []byte{0, 1, 255}, "nothing": nil, "nested": map[string]any{"a": []any{int64(1), "x", true}, "big": int64(1) << 60}, "story": story,
+			"noise": noise},
 		{"count": int64(2), "last": message},
 		{"count": int64(3)},
 	}
