@@ -237,6 +237,43 @@ func TestOwnDeleteForgetsPredictions(t *testing.T) {
 	}
 }
 
+// TestDeleteForRunsForgetsPredictions: DeleteForRuns of the run of a
+// namespace's latest checkpoint makes the saver forget what it predicted of
+// the thread: its next read of the latest is the script alone (one round
+// trip, not a refuted plain confirmation and a second), and the namespace is
+// not taken for another writer's (the read after it is confirmed by plain
+// reads).
+func TestDeleteForRunsForgetsPredictions(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			_, rec, ctr, s := observedSaver(t, b.client)
+			cfg := checkpoint.Config{ThreadID: "t"}
+			var kept checkpoint.Config
+			for i, run := range []string{"keep", "drop"} {
+				var err error
+				cfg, err = s.Put(ctx, cfg, checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(), ChannelValues: map[string]any{"a": run},
+					ChannelVersions: map[string]string{"a": fmt.Sprint(i + 1)}}, checkpoint.Metadata{"run_id": run}, map[string]string{"a": fmt.Sprint(i + 1)})
+				must(t, err)
+				if i == 0 {
+					kept = cfg
+				}
+			}
+			must(t, s.DeleteForRuns(ctx, []string{"drop"}))
+			rec.txs = nil
+			ctr.Reset()
+			tup, err := s.GetTuple(ctx, checkpoint.Config{ThreadID: "t"})
+			if err != nil || tup.Config.CheckpointID != kept.CheckpointID {
+				t.Fatalf("latest after DeleteForRuns: %+v, %v; want %s", tup, err, kept.CheckpointID)
+			}
+			if n := ctr.Load(); n != 1 || len(rec.txs) != 0 {
+				t.Fatalf("latest after DeleteForRuns: %d round trips (%v), transactions %v; want the script alone", n, ctr.Commands(), rec.txs)
+			}
+			requirePlainLatest(t, s, rec, ctr, kept)
+		})
+	}
+}
+
 // observedSaver returns a client of a backend with a transaction recorder
 // and a round-trip counter, and a saver on it with its scripts loaded (no
 // NOSCRIPT retry in the counts).

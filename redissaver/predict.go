@@ -128,11 +128,19 @@ func (s *Saver) stagedOrder(cfg checkpoint.Config, gen string, fields []string, 
 // along, which only costs that thread its predictions).
 func (s *Saver) forgetThread(thread string) {
 	s.gens.forget(thread)
+	s.small.forget(thread)
+	s.forgetPredictions(thread)
+}
+
+// forgetPredictions drops the saver's predictions of a thread's checkpoints
+// (keys that start with the thread and "\x00") and its namespaces' contention
+// marks, keeping its generation: after a deletion of some of its checkpoints
+// (DeleteForRuns), whose latest may be gone.
+func (s *Saver) forgetPredictions(thread string) {
 	prefix := thread + "\x00"
 	s.tuples.forgetPrefix(prefix)
 	s.byID.forgetPrefix(prefix)
 	s.contended.forgetPrefix(prefix)
-	s.small.forget(thread)
 }
 
 // rememberRead records a checkpoint read (its hash fields as field/value

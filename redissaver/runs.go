@@ -26,7 +26,9 @@ const runBudget = 64
 // Cut off, the call leaves a state readers handle (some checkpoints of the
 // runs deleted, some values not yet removed); repeat it to finish: it is
 // idempotent. Empty and unknown run IDs are no-ops; run IDs longer than
-// keys.MaxRunIDLen cannot have been indexed and are ignored.
+// keys.MaxRunIDLen cannot have been indexed and are ignored. The saver
+// forgets what it predicted of every thread it deleted checkpoints of (its
+// next read of one predicts nothing: one round trip).
 func (s *Saver) DeleteForRuns(ctx context.Context, runIDs []string) error {
 	var valid []string
 	for _, r := range runIDs {
@@ -79,6 +81,11 @@ func (s *Saver) DeleteForRuns(ctx context.Context, runIDs []string) error {
 				if !touched[r] {
 					touched[r] = true
 					refs = append(refs, r)
+					// Its latest checkpoint may be one deleted: what the saver
+					// predicted of the thread no longer holds.
+					if th, err := keys.Decode(r.enct); err == nil {
+						s.forgetPredictions(th)
+					}
 				}
 			}
 			if left > 0 {
