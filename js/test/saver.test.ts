@@ -4,9 +4,11 @@
 // ancestors) and their bound on Redis (a concurrent PING loop and SLOWLOG).
 import { DeltaSnapshot, emptyCheckpoint, uuid6, type Checkpoint } from "@langchain/langgraph-checkpoint";
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { createClient } from "redis";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { DataLossError, InvalidCheckpointError, InvalidConfigError, NotFoundError, RedcheckSaver } from "../src/index.js";
+import { INLINE_BYTES } from "../src/outoflua.js";
 
 const url = inject("redisUrl");
 const client = createClient({ url });
@@ -375,6 +377,10 @@ describe("bounded work", () => {
 
 describe("values out of Lua", () => {
   const doc = "d".repeat(40 << 10); // over the scripts' 32 KiB
+  it("judges a read small by the limit the scripts apply (lib.lua's inline_bytes)", () => {
+    const lib = readFileSync(new URL("../lua/get_tuple.lua", import.meta.url), "utf8"); // with the lib.lua helpers it uses
+    expect(lib).toContain(`local function inline_bytes()\n  return ${INLINE_BYTES}\nend`);
+  });
   /** recording wraps the client: it records every command sent, and runs before (once) ahead of the first HMGET. */
   function recording() {
     const sent: string[][] = [];
