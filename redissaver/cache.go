@@ -39,19 +39,38 @@ func (c *hintCache[V]) get(key string) (V, bool) {
 }
 
 // set remembers v for key.
-func (c *hintCache[V]) set(key string, v V) {
+func (c *hintCache[V]) set(key string, v V) { c.setUnless(key, v, nil) }
+
+// setUnless remembers v for key unless keep (nil: never) reports that the
+// hint already remembered for it is to stay; in one step, so that
+// concurrent callers agree.
+func (c *hintCache[V]) setUnless(key string, v V, keep func(old V) bool) {
 	if c.max < 0 {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.m[key]; !ok && len(c.m) >= c.max {
+	old, ok := c.m[key]
+	if ok && keep != nil && keep(old) {
+		return
+	}
+	if !ok && len(c.m) >= c.max {
 		for k := range c.m {
 			delete(c.m, k)
 			break
 		}
 	}
 	c.m[key] = v
+}
+
+// forgetUnless drops the hint of key unless keep reports that it is to
+// stay; in one step, as setUnless.
+func (c *hintCache[V]) forgetUnless(key string, keep func(old V) bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old, ok := c.m[key]; ok && !keep(old) {
+		delete(c.m, key)
+	}
 }
 
 // forget drops the hint of key.

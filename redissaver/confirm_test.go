@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -270,6 +271,74 @@ func TestDeleteForRunsForgetsPredictions(t *testing.T) {
 				t.Fatalf("latest after DeleteForRuns: %d round trips (%v), transactions %v; want the script alone", n, ctr.Commands(), rec.txs)
 			}
 			requirePlainLatest(t, s, rec, ctr, kept)
+		})
+	}
+}
+
+// TestOutOfOrderPutsKeepLatestPrediction: a saver whose Puts to a
+// namespace end out of id order (a Put of an older checkpoint after a newer
+// one: concurrent writers of the saver, or a re-put of an older checkpoint)
+// keeps predicting the newest it wrote, the namespace's latest: its read of
+// the latest is confirmed by plain reads (one round trip, no script), not a
+// refuted prediction, a second round trip and the namespace taken for
+// another writer's.
+func TestOutOfOrderPutsKeepLatestPrediction(t *testing.T) {
+	put := func(s *redissaver.Saver, parent checkpoint.Config, id string, i int) (checkpoint.Config, error) {
+		ver := fmt.Sprint(i + 1)
+		return s.Put(context.Background(), parent, checkpoint.Checkpoint{V: 4, ID: id,
+			ChannelValues: map[string]any{"a": fmt.Sprint("value ", i)}, ChannelVersions: map[string]string{"a": ver}},
+			checkpoint.Metadata{"step": i}, map[string]string{"a": ver})
+	}
+	step := func(t *testing.T, s *redissaver.Saver, parent checkpoint.Config, id string, i int) checkpoint.Config {
+		t.Helper()
+		cfg, err := put(s, parent, id, i)
+		must(t, err)
+		return cfg
+	}
+	ids := func(n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = checkpoint.NewID()
+		}
+		if !slices.IsSorted(out) {
+			t.Fatalf("NewID out of order: %v", out)
+		}
+		return out
+	}
+	for _, b := range backends {
+		t.Run(b.name+"/older after newer", func(t *testing.T) {
+			_, rec, ctr, s := observedSaver(t, b.client)
+			id := ids(3)
+			root := step(t, s, checkpoint.Config{ThreadID: "t"}, id[0], 0)
+			newer := step(t, s, root, id[2], 2)
+			older := step(t, s, root, id[1], 1) // a second branch from the root, ending after the newer one
+			requirePlainLatest(t, s, rec, ctr, newer)
+			step(t, s, root, id[1], 3) // the older checkpoint put again
+			requirePlainLatest(t, s, rec, ctr, newer)
+			requirePlainLatest(t, s, rec, ctr, step(t, s, older, checkpoint.NewID(), 4)) // newer than every other
+		})
+		t.Run(b.name+"/concurrent", func(t *testing.T) {
+			// Observed once the Puts are over (the recorder is not safe
+			// for concurrent use).
+			rdb := b.client(t)
+			s := newSaver(t, rdb, redissaver.Options{})
+			id := ids(9)
+			root := step(t, s, checkpoint.Config{ThreadID: "t"}, id[0], 0)
+			var wg sync.WaitGroup
+			for i := len(id) - 1; i >= 1; i-- { // newest first: the last to end is likely an older one
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if _, err := put(s, root, id[i], i); err != nil {
+						t.Error(err)
+					}
+				}()
+			}
+			wg.Wait()
+			rec := &txRecorder{}
+			rdb.AddHook(rec)
+			ctr := redistest.CountRoundTrips(rdb)
+			requirePlainLatest(t, s, rec, ctr, checkpoint.Config{ThreadID: "t", CheckpointID: id[len(id)-1]})
 		})
 	}
 }

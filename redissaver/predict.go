@@ -42,6 +42,13 @@ func (h tupleHint) same(gen, id, token string) bool {
 	return h.gen == gen && h.id == id && h.token == token
 }
 
+// newerThan reports whether h names a checkpoint of generation gen whose id
+// sorts after id. A Put of id then leaves the namespace's latest checkpoint
+// h's: the latest is the greatest id (get_tuple.lua reads it by ZREVRANGE),
+// so a saver whose Puts to a namespace end out of id order (concurrent
+// writers, a re-put of an older checkpoint) keeps predicting the latest.
+func (h tupleHint) newerThan(gen, id string) bool { return h.gen == gen && h.id > id }
+
 // hintKey is the key of a namespace's hint.
 func hintKey(thread, ns string) string { return thread + "\x00" + ns }
 
@@ -49,15 +56,24 @@ func hintKey(thread, ns string) string { return thread + "\x00" + ns }
 func idKey(thread, ns, id string) string { return thread + "\x00" + ns + "\x00" + id }
 
 // rememberPut records the checkpoint a Put stored with the call token
-// token: fields are its hash fields exactly as stored (put.lua said so).
-func (s *Saver) rememberPut(cfg checkpoint.Config, id, gen, token string, fields []string) {
+// token as its namespace's latest: fields are its hash fields exactly as
+// stored (put.lua said so); without them (exact false) the saver knows the
+// checkpoint's id but not its pointers, and forgets the namespace's hint.
+// A hint of a newer checkpoint stays (newerThan).
+func (s *Saver) rememberPut(cfg checkpoint.Config, id, gen, token string, fields []string, exact bool) {
+	key := hintKey(cfg.ThreadID, cfg.CheckpointNS)
+	newer := func(old tupleHint) bool { return old.newerThan(gen, id) }
 	pairs := make([]string, 0, len(fields))
-	for i := 0; i+1 < len(fields); i += 2 {
+	for i := 0; exact && i+1 < len(fields); i += 2 {
 		if strings.HasPrefix(fields[i], prefixChannel) {
 			pairs = append(pairs, fields[i], fields[i+1])
 		}
 	}
-	s.rememberTuple(hintKey(cfg.ThreadID, cfg.CheckpointNS), s.newTupleHint(cfg.ThreadID, cfg.CheckpointNS, gen, id, token, pairs))
+	if len(pairs) == 0 {
+		s.tuples.forgetUnless(key, newer) // nothing to read by HMGET
+		return
+	}
+	s.tuples.setUnless(key, s.newTupleHint(cfg.ThreadID, cfg.CheckpointNS, gen, id, token, pairs), newer)
 }
 
 // parentPointers returns the "c:" pairs the saver remembers of the parent of
@@ -177,14 +193,6 @@ func (s *Saver) rememberRead(thread, ns, id, gen string, flat []any, latest bool
 		}
 	}
 	cache.set(key, s.newTupleHint(thread, ns, gen, id, token, pairs))
-}
-
-func (s *Saver) rememberTuple(key string, h tupleHint) {
-	if len(h.pairs) == 0 {
-		s.tuples.forget(key) // nothing to read by HMGET
-		return
-	}
-	s.tuples.set(key, h)
 }
 
 // alignValues turns the reply of the HMGET of a confirmed prediction (values
