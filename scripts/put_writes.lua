@@ -56,12 +56,12 @@ for i = at, #ARGV, 4 do
     set[#set + 1] = f
     set[#set + 1] = ARGV[i + 1]
     written = written + 1
-    channels[#channels + 1] = string.len(ARGV[i + 3]) .. ':' .. ARGV[i + 3]
+    channels[#channels + 1] = decimal(string.len(ARGV[i + 3])) .. ':' .. ARGV[i + 3]
     local size = string.len(ARGV[i + 1])
     if bound >= 0 and copied < maxvalues and size <= bound and size <= maxbytes then
       copied = copied + 1
       maxbytes = maxbytes - size
-      event[#event + 1] = 'v:' .. ((i - at) / 4)
+      event[#event + 1] = 'v:' .. decimal((i - at) / 4)
       event[#event + 1] = ARGV[i + 1]
     end
   end

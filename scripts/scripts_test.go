@@ -2,10 +2,12 @@ package scripts_test
 
 import (
 	"context"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/graphstate/redcheck/internal/member"
 	"github.com/graphstate/redcheck/internal/redistest"
 	"github.com/graphstate/redcheck/internal/scriptrun"
 	"github.com/graphstate/redcheck/scripts"
@@ -84,6 +86,48 @@ func TestScriptsLoad(t *testing.T) {
 				}
 				if sha != s.Hash() {
 					t.Errorf("%s: loaded as %s, want %s", file, sha, s.Hash())
+				}
+			}
+		})
+	}
+}
+
+// TestBlobFieldIsMemberBlob: lib.lua's blob_field writes a channel's length
+// with decimal, which writes numbers below 100 itself (string.char, not
+// Lua's number formatting): for every length around those bounds it names
+// the field Go's member.Blob names.
+func TestBlobFieldIsMemberBlob(t *testing.T) {
+	lib, err := os.ReadFile("lib.lua")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fn []byte
+	for _, name := range []string{"decimal", "blob_field"} {
+		f := regexp.MustCompile(`(?ms)^local function ` + name + `\(.*?^end\n`).Find(lib)
+		if f == nil {
+			t.Fatalf("lib.lua has no %s", name)
+		}
+		fn = append(fn, f...)
+	}
+	var channels []string
+	for _, n := range []int{1, 2, 9, 10, 11, 19, 20, 42, 90, 99, 100, 101, 255, 1000} {
+		channels = append(channels, strings.Repeat("c", n))
+	}
+	src := string(fn) + "local out = {} for i, ch in ipairs(ARGV) do out[i] = blob_field(ch, '0001.ab') end return out"
+	_, mini := redistest.Mini(t)
+	for name, c := range map[string]*redis.Client{"miniredis": mini, "redis": redistest.Real(t)} {
+		t.Run(name, func(t *testing.T) {
+			args := make([]any, len(channels))
+			for i, ch := range channels {
+				args[i] = ch
+			}
+			got, err := c.Eval(context.Background(), src, nil, args...).StringSlice()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, ch := range channels {
+				if want := member.Blob(ch, "0001.ab"); i >= len(got) || got[i] != want {
+					t.Errorf("blob_field of a channel of %d bytes: %q, want %q", len(ch), got, want)
 				}
 			}
 		})
