@@ -92,3 +92,16 @@ func (r *plainRead) threadGone() bool {
 	head, err := r.head.Result()
 	return err == nil && len(head) == 2 && head[0] == ""
 }
+
+// checkpointGone reports whether the plain reads found the thread in the
+// hint's generation and the predicted checkpoint's hash gone: deleted
+// (DeleteForRuns, Prune) or lost, which the script tells apart; not
+// written over by another writer.
+func (r *plainRead) checkpointGone(h tupleHint) bool {
+	head, err := r.head.Result()
+	if err != nil || len(head) != 2 || head[0] != h.gen {
+		return false
+	}
+	hash, err := r.hash.Result()
+	return err == nil && len(hash) == 0
+}

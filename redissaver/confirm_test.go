@@ -343,6 +343,68 @@ func TestOutOfOrderPutsKeepLatestPrediction(t *testing.T) {
 	}
 }
 
+// TestDeletedPredictionIsNotContention: a prediction refuted because its
+// checkpoint was deleted (DeleteForRuns of the saver or of another, which
+// names no namespace it emptied in a thread that keeps others) costs one
+// second round trip, and the namespace is not taken for another writer's:
+// once the saver knows its latest again, reads of it are confirmed by
+// plain reads (one round trip, no script).
+func TestDeletedPredictionIsNotContention(t *testing.T) {
+	put := func(t *testing.T, s *redissaver.Saver, ns, run string, parent string, i int) checkpoint.Config {
+		t.Helper()
+		ver := fmt.Sprint(i + 1)
+		cfg, err := s.Put(context.Background(), checkpoint.Config{ThreadID: "t", CheckpointNS: ns, CheckpointID: parent},
+			checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(), ChannelValues: map[string]any{"a": run}, ChannelVersions: map[string]string{"a": ver}},
+			checkpoint.Metadata{"run_id": run}, map[string]string{"a": ver})
+		must(t, err)
+		return cfg
+	}
+	readNS := func(t *testing.T, s *redissaver.Saver, ctr *redistest.Counter, ns string, want string, trips int64) {
+		t.Helper()
+		ctr.Reset()
+		tup, err := s.GetTuple(context.Background(), checkpoint.Config{ThreadID: "t", CheckpointNS: ns})
+		switch {
+		case want == "" && !errors.Is(err, checkpoint.ErrNotFound):
+			t.Fatalf("namespace %q: %+v, %v; want ErrNotFound", ns, tup, err)
+		case want != "" && (err != nil || tup.Config.CheckpointID != want):
+			t.Fatalf("namespace %q: %+v, %v; want %s", ns, tup, err, want)
+		}
+		if n := ctr.Load(); n != trips {
+			t.Fatalf("namespace %q: %d round trips (%v), want %d", ns, n, ctr.Commands(), trips)
+		}
+	}
+	requirePlain := func(t *testing.T, s *redissaver.Saver, rec *txRecorder, ctr *redistest.Counter, ns, want string) {
+		t.Helper()
+		rec.txs = nil
+		readNS(t, s, ctr, ns, want, 1)
+		if len(rec.txs) != 1 || slices.Contains(rec.txs[0], "evalsha") {
+			t.Fatalf("namespace %q: transactions %v; want the plain reads", ns, rec.txs)
+		}
+	}
+	for _, b := range backends {
+		t.Run(b.name+"/namespace emptied by the saver", func(t *testing.T) {
+			_, rec, ctr, s := observedSaver(t, b.client)
+			put(t, s, "", "keep", "", 0)
+			put(t, s, "sub", "drop", "", 0)
+			must(t, s.DeleteForRuns(context.Background(), []string{"drop"}))
+			readNS(t, s, ctr, "sub", "", 2) // the prediction refuted: the script says the namespace is empty
+			again := put(t, s, "sub", "again", "", 1)
+			requirePlain(t, s, rec, ctr, "sub", again.CheckpointID)
+		})
+		t.Run(b.name+"/latest deleted by another saver", func(t *testing.T) {
+			rdb, rec, ctr, s := observedSaver(t, b.client)
+			other, err := redissaver.New(context.Background(), rdb, redissaver.Options{Prefix: s.Layout().Prefix(), AcceptEviction: true})
+			must(t, err)
+			kept := put(t, s, "", "keep", "", 0)
+			put(t, s, "", "drop", kept.CheckpointID, 1)
+			must(t, other.DeleteForRuns(context.Background(), []string{"drop"}))
+			readNS(t, s, ctr, "", kept.CheckpointID, 2) // refuted: the script answers
+			readNS(t, s, ctr, "", kept.CheckpointID, 1) // nothing predicted: the script alone
+			requirePlain(t, s, rec, ctr, "", kept.CheckpointID)
+		})
+	}
+}
+
 // observedSaver returns a client of a backend with a transaction recorder
 // and a round-trip counter, and a saver on it with its scripts loaded (no
 // NOSCRIPT retry in the counts).

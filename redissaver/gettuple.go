@@ -22,7 +22,8 @@ import (
 // prediction is wrong, the script reads the answer in a second round trip
 // and, when another writer made it wrong, confirms the namespace's later
 // predictions in the same transaction as the plain reads (as it always does
-// with a TTL) (docs/storage-format.md, "Reading a checkpoint"). When the
+// with a TTL); a thread or checkpoint deleted is not another writer, it is
+// forgotten (docs/storage-format.md, "Reading a checkpoint"). When the
 // script reads a checkpoint whose values hold more than 32 KiB, it answers
 // without them, and a plain HMGET reads them in one more round trip, so
 // that they never enter Lua ("Values out of Lua").
@@ -55,8 +56,9 @@ func (s *Saver) GetTuple(ctx context.Context, cfg checkpoint.Config) (*checkpoin
 	if predict && s.confirmsPlain(hk) {
 		// The prediction confirmed by plain reads, no script; refuted, the
 		// script reads the answer (a second round trip). A thread still
-		// there has another writer: the script confirms the namespace's
-		// later predictions itself. A thread gone leaves nothing to predict.
+		// there with the predicted checkpoint has another writer: the
+		// script confirms the namespace's later predictions itself. A
+		// thread or checkpoint gone leaves nothing to predict of it.
 		r, err := s.readPlain(ctx, th, ns, hint, cfg.CheckpointID == "")
 		if err != nil {
 			return nil, redisErr("get tuple", err)
@@ -64,9 +66,14 @@ func (s *Saver) GetTuple(ctx context.Context, cfg checkpoint.Config) (*checkpoin
 		if h, got, ok := r.confirmed(hint); ok {
 			return s.finishPredicted(th, ns, hint, h, got, cfg.CheckpointID == "")
 		}
-		if r.threadGone() {
+		switch {
+		case r.threadGone():
 			s.forgetThread(th)
-		} else {
+		case r.checkpointGone(hint):
+			// Deleted (DeleteForRuns, Prune, lost), not written over:
+			// no sign of another writer.
+			s.forgetCheckpoint(th, ns, hint)
+		default:
 			s.contended.set(hk, struct{}{})
 		}
 		predict = false

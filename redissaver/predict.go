@@ -159,6 +159,14 @@ func (s *Saver) forgetPredictions(thread string) {
 	s.contended.forgetPrefix(prefix)
 }
 
+// forgetCheckpoint drops the saver's predictions of a checkpoint found
+// deleted: by id, and as its namespace's latest while the hint there still
+// names it.
+func (s *Saver) forgetCheckpoint(thread, ns string, h tupleHint) {
+	s.byID.forget(idKey(thread, ns, h.id))
+	s.tuples.forgetUnless(hintKey(thread, ns), func(old tupleHint) bool { return !old.same(h.gen, h.id, h.token) })
+}
+
 // rememberRead records a checkpoint read (its hash fields as field/value
 // pairs) and its thread's generation: as its namespace's latest when it was
 // read as the latest, else by id (a GetTuple by id, a List), so that a read
