@@ -56,17 +56,20 @@ func hintKey(thread, ns string) string { return thread + "\x00" + ns }
 func idKey(thread, ns, id string) string { return thread + "\x00" + ns + "\x00" + id }
 
 // rememberPut records the checkpoint a Put stored with the call token
-// token as its namespace's latest: fields are its hash fields exactly as
-// stored (put.lua said so); without them (exact false) the saver knows the
-// checkpoint's id but not its pointers, and forgets the namespace's hint.
-// A hint of a newer checkpoint stays (newerThan).
+// token as its namespace's latest. When exact (put.lua said so), fields are
+// its hash fields exactly as stored; else the script resolved pointers the
+// saver does not know, and it forgets the namespace's hint: the next read
+// learns them. A hint of a newer checkpoint stays either way (newerThan).
 func (s *Saver) rememberPut(cfg checkpoint.Config, id, gen, token string, fields []string, exact bool) {
 	key := hintKey(cfg.ThreadID, cfg.CheckpointNS)
 	newer := func(old tupleHint) bool { return old.newerThan(gen, id) }
-	pairs := make([]string, 0, len(fields))
-	for i := 0; exact && i+1 < len(fields); i += 2 {
-		if strings.HasPrefix(fields[i], prefixChannel) {
-			pairs = append(pairs, fields[i], fields[i+1])
+	var pairs []string
+	if exact {
+		pairs = make([]string, 0, len(fields))
+		for i := 0; i+1 < len(fields); i += 2 {
+			if strings.HasPrefix(fields[i], prefixChannel) {
+				pairs = append(pairs, fields[i], fields[i+1])
+			}
 		}
 	}
 	if len(pairs) == 0 {

@@ -187,8 +187,6 @@ func (s *Saver) put(ctx context.Context, cfg checkpoint.Config, cp checkpoint.Ch
 		// which starts or finds it.
 		return s.put(ctx, cfg, cp, md, newVersions, stagings-1)
 	}
-	// Not exact, the script resolved pointers the saver does not know: the
-	// next read learns them.
 	s.rememberPut(cfg, cp.ID, live, token, fields, exact)
 	return checkpoint.Config{ThreadID: th, CheckpointNS: ns, CheckpointID: cp.ID}, nil
 }

@@ -71,7 +71,7 @@ local open = 0
 for i = 1, nch do
   local ch = ARGV[i + 7]
   if not list[ch] then
-    local pfx = string.len(ch) .. ':' .. ch
+    local pfx = blob_field(ch, '') -- the blob fields of its versions start with it
     list[ch], size[ch], pfxof[ch] = {false}, 1, pfx
     byfield['c:' .. ch] = ch
     bypfx[pfx] = ch
