@@ -378,7 +378,12 @@ end
 -- position after the spec. O(n).
 local function event_spec(i)
   local maxlen, feedmaxlen, n = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
-  local fields = {}
-  for j = i + 3, i + 2 + 2 * n do fields[#fields + 1] = ARGV[j] end
+  local fields
+  if n <= 1000 then
+    fields = {unpack(ARGV, i + 3, i + 2 + 2 * n)} -- one table of the right size
+  else
+    fields = {}
+    for j = i + 3, i + 2 + 2 * n do fields[#fields + 1] = ARGV[j] end
+  end
   return maxlen, feedmaxlen, fields, i + 3 + 2 * n
 end

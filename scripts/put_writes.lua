@@ -15,7 +15,8 @@
 --         bound are left out of the event; its "ch" field still names every channel written)
 -- ARGV[9] call token: a re-sent call (same token as the checkpoint's field "ow") changes nothing
 -- ARGV[10 ..] event spec: stream maxlen (0: no event), feed maxlen, e, then e event field/value pairs
--- then quadruples: field, value, mode, channel; mode "o" overwrites (special channels),
+-- then quadruples: field, value, mode, channel; the value is the write's pack(channel, task path, stored
+--            value), so it starts with len(channel) ":" channel; mode "o" overwrites (special channels),
 --            "n" inserts only if the field is absent (regular writes: idempotent)
 -- Returns: the number of writes stored. Errors, raised before anything is written: "NOTFOUND ..." when the
 -- thread or checkpoint does not exist (or expired); "DATALOSS ..." when the thread's head (while its
@@ -33,46 +34,57 @@ if state == 'lost' then return dataloss(detail) end
 if state ~= 'live' then return redis.error_reply('NOTFOUND thread does not exist') end
 local nb = sb .. 't:' .. enct .. ':g:' .. gen .. ':n:' .. encns
 local cp = nb .. ':cp:' .. id
-local head = redis.call('HMGET', cp, 'v', 'ow')
-if not head[1] then
+local maxlen, feedmaxlen, event, at = event_spec(10)
+local ne = #event
+-- One HMGET reads the checkpoint's v and ow and whether the fields of the first 998 writes exist (those of
+-- any later ones in chunks of 1,000); then one HSET stores the writes and the call token.
+local nw = (#ARGV - at + 1) / 4
+local first = math.min(nw, 998)
+local q = {'v', 'ow'}
+for w = 0, first - 1 do q[w + 3] = ARGV[at + 4 * w] end
+local have = redis.call('HMGET', cp, unpack(q))
+if not have[1] then
   if redis.call('ZSCORE', nb .. ':idx', id) then return dataloss('checkpoint hash ' .. cp) end
   return redis.error_reply('NOTFOUND checkpoint does not exist')
 end
 
-if head[2] == ARGV[9] then return 0 end
-local maxlen, feedmaxlen, event, at = event_spec(10)
--- Which fields exist already, in one call; then one HSET of the writes stored and the call token.
-local names = {}
-for i = at, #ARGV, 4 do names[#names + 1] = ARGV[i] end
-local have = {}
-if #names > 0 then have = chunked('HMGET', cp, names, 1000) end
-local set, taken = {}, {}
-local written, channels, copied = 0, {}, 0
-for i = at, #ARGV, 4 do
+if have[2] == ARGV[9] then return 0 end
+if nw > first then
+  local rest = {}
+  for w = first, nw - 1 do rest[w - first + 1] = ARGV[at + 4 * w] end
+  rest = chunked('HMGET', cp, rest, 1000)
+  for w = first, nw - 1 do have[w + 3] = rest[w - first + 1] end
+end
+-- The event's "ch" field lists the channels of the writes stored: a write's value starts with
+-- len(channel) ":" channel (its pack), taken from there rather than built anew.
+local set, nset, taken, chs, nch = {}, 0, {}, {}, 0
+local written, copied = 0, 0
+for w = 0, nw - 1 do
+  local i = at + 4 * w
   local f = ARGV[i]
-  local ok = ARGV[i + 2] == 'o' or not (have[(i - at) / 4 + 1] or taken[f])
-  if ok then
+  if ARGV[i + 2] == 'o' or not (have[w + 3] or taken[f]) then
     taken[f] = true
-    set[#set + 1] = f
-    set[#set + 1] = ARGV[i + 1]
+    local v = ARGV[i + 1]
+    set[nset + 1], set[nset + 2] = f, v
+    nset = nset + 2
     written = written + 1
-    channels[#channels + 1] = decimal(string.len(ARGV[i + 3])) .. ':' .. ARGV[i + 3]
-    local size = string.len(ARGV[i + 1])
+    local l = string.len(ARGV[i + 3])
+    nch = nch + 1
+    chs[nch] = string.sub(v, 1, l + (l < 10 and 2 or l < 100 and 3 or string.len(decimal(l)) + 1))
+    local size = string.len(v)
     if bound >= 0 and copied < maxvalues and size <= bound and size <= maxbytes then
       copied = copied + 1
       maxbytes = maxbytes - size
-      event[#event + 1] = 'v:' .. decimal((i - at) / 4)
-      event[#event + 1] = ARGV[i + 1]
+      event[ne + 1], event[ne + 2] = 'v:' .. decimal(w), v
+      ne = ne + 2
     end
   end
 end
-set[#set + 1] = 'ow'
-set[#set + 1] = ARGV[9]
+set[nset + 1], set[nset + 2] = 'ow', ARGV[9]
 chunked('HSET', cp, set, 1000)
 if ttl > 0 then touch(sb, enct, ttl, now()) end
 if written > 0 and tonumber(maxlen) > 0 then
-  event[#event + 1] = 'ch'
-  event[#event + 1] = table.concat(channels)
+  event[ne + 1], event[ne + 2] = 'ch', table.concat(chs)
   publish(KEYS[3], KEYS[4], maxlen, feedmaxlen, event)
   if ttl > 0 then redis.call('PEXPIRE', KEYS[3], ARGV[5]) end
 end
