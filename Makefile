@@ -17,7 +17,7 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Where `make cover` writes its profile (outside the tree by default).
 COVERPROFILE ?= $(or $(TMPDIR),/tmp)/redcheck.coverprofile
 
-.PHONY: scale help demo test test-race test-floor soak test-short test-cluster test-js lint fuzz fuzz-ci bench bench-quick bench-go cover
+.PHONY: scale help demo test test-race test-floor soak test-short test-cluster test-js lint fuzz fuzz-ci bench bench-quick bench-instructions bench-go cover
 
 help: ## List the targets
 	@echo "usage: make TARGET [FUZZTIME=60s]"
@@ -99,6 +99,9 @@ bench: ## Benchmark harness (bench/): redcheck vs the limit vs LangGraph.js peer
 
 bench-quick: ## A ~30 s smoke run of the benchmark harness (results to a temporary directory)
 	$(GO) run ./bench -quick
+
+bench-instructions: ## Instructions Redis runs inside the scripts per operation, under valgrind's callgrind (repeatable); compares with and rewrites bench/results/instructions.json
+	$(GO) run ./bench -instructions
 
 bench-go: ## Run all testing.B benchmarks with allocation stats
 	$(GO) test -run='^$$' -bench=. -benchmem ./...

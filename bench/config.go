@@ -33,6 +33,8 @@ type config struct {
 	pgURL       string
 	cpuProfile  string
 	breakdown   bool
+	// instructions is the -instructions mode (instructions.go).
+	instructions bool
 }
 
 const usageText = `usage: go run ./bench [flags]
@@ -72,6 +74,7 @@ func parseConfig(args []string) (config, error) {
 	fs.IntVar(&c.peerHistory, "peer-history-max", 1000, "largest history point the peers are run at")
 	fs.DurationVar(&c.peerTimeout, "peer-timeout", 200*time.Second, "time limit for all the peers together")
 	fs.StringVar(&c.pgURL, "pg-url", "postgresql://postgres@127.0.0.1:5432/test", "Postgres of the Postgres peer (loopback only)")
+	fs.BoolVar(&c.instructions, "instructions", false, "measure nothing else: count the instructions Redis executes inside its scripts per operation (Put, PutWrites, GetTuple.byid, List.page10, DeltaChannelHistory), on a redis-server run under valgrind's callgrind: a repeatable measure of a script change, compared with OUT/instructions.json, which it then rewrites (needs valgrind; takes a few minutes)")
 	fs.BoolVar(&c.breakdown, "breakdown", false, "print, for each concurrency-1 pass, Redis's time per operation in each command (those scripts and transactions run included), to find where server time goes")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the harness (redcheck's client side) to this file")
 	if err := fs.Parse(args); err != nil {

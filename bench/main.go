@@ -85,6 +85,9 @@ func main() {
 }
 
 func run(ctx context.Context, cfg config, stdout, log io.Writer) error {
+	if cfg.instructions {
+		return runInstructions(ctx, cfg, stdout, log)
+	}
 	started := time.Now()
 	load0 := loadAvg()
 	redisURL, serverNote := cfg.redisURL, "REDIS_URL"

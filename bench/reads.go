@@ -91,21 +91,9 @@ func (h *harness) deltaPasses(ctx context.Context, n int) error {
 	if err != nil {
 		return err
 	}
-	head := checkpoint.Config{ThreadID: "delta"}
-	for step := range n {
-		cp := checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(), ChannelValues: map[string]any{}, ChannelVersions: map[string]string{}}
-		var nv map[string]string
-		if step == 0 {
-			cp.ChannelValues["log"] = checkpoint.DeltaSnapshot{Value: []any{}}
-			cp.ChannelVersions["log"] = version(1)
-			nv = map[string]string{"log": version(1)}
-		}
-		if head, err = s.Put(ctx, head, cp, checkpoint.Metadata{"step": step}, nv); err != nil {
-			return err
-		}
-		if err := s.PutWrites(ctx, head, []checkpoint.Write{{Channel: "log", Value: message(step)}}, "task", ""); err != nil {
-			return err
-		}
+	head, err := deltaChain(ctx, s, n)
+	if err != nil {
+		return err
 	}
 	op := fmt.Sprintf("DeltaChannelHistory/steps=%d", n)
 	delta := &pass{impl: implOurs, op: op, conc: 1, maxOps: min(h.cfg.ops, 300), warmup: 2,
@@ -132,6 +120,30 @@ func (h *harness) deltaPasses(ctx context.Context, n int) error {
 		}}
 	h.runGroup(ctx, h.cfg.rounds, delta, walk)
 	return nil
+}
+
+// deltaChain writes the chain DeltaChannelHistory walks in the benchmark: n
+// checkpoints of thread "delta", a DeltaSnapshot of "log" at the first and
+// one write to "log" at each. It returns the config of the last.
+func deltaChain(ctx context.Context, s *redissaver.Saver, n int) (checkpoint.Config, error) {
+	head := checkpoint.Config{ThreadID: "delta"}
+	for step := range n {
+		cp := checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(), ChannelValues: map[string]any{}, ChannelVersions: map[string]string{}}
+		var nv map[string]string
+		if step == 0 {
+			cp.ChannelValues["log"] = checkpoint.DeltaSnapshot{Value: []any{}}
+			cp.ChannelVersions["log"] = version(1)
+			nv = map[string]string{"log": version(1)}
+		}
+		var err error
+		if head, err = s.Put(ctx, head, cp, checkpoint.Metadata{"step": step}, nv); err != nil {
+			return head, err
+		}
+		if err := s.PutWrites(ctx, head, []checkpoint.Write{{Channel: "log", Value: message(step)}}, "task", ""); err != nil {
+			return head, err
+		}
+	}
+	return head, nil
 }
 
 // walkHistory reads each ancestor of head with GetTuple until one holds a
