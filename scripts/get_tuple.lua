@@ -28,7 +28,7 @@
 local sb, enct, encns, id, ttl = ARGV[1], ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5])
 -- The clock is read only when needed (a lease to check or renew).
 local now = lazy_clock()
-local gen, state, detail = thread_state(sb, enct, now, true)
+local gen, state, detail = thread_state(sb, enct, now, true, KEYS[1])
 if state == 'lost' then return dataloss(detail) end
 if state ~= 'live' then return nil end
 local gb = sb .. 't:' .. enct .. ':g:' .. gen

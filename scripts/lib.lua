@@ -101,7 +101,7 @@ end
 
 -- The state of a thread from its head hash and its registry entry. O(log threads). now is the time
 -- in ms, or a function giving it (called only when needed). With reading, a thread whose head exists
--- is judged from its head alone.
+-- is judged from its head alone. head, when given, is the head's key (a script's KEYS[1]: not built again).
 -- Returns gen (or nil), state, detail: state is
 --   'live'    the thread exists: gen is its generation;
 --   'none'    no such thread;
@@ -110,8 +110,8 @@ end
 --   'lost'    its head or its registry entry is missing while the other exists, or the
 --             shard's registry lost its marker member "" (the whole zset was lost): detail
 --             names the missing key.
-local function thread_state(sb, enct, now, reading)
-  local head = sb .. 't:' .. enct
+local function thread_state(sb, enct, now, reading, head)
+  head = head or sb .. 't:' .. enct
   local h = redis.call('HMGET', head, 'g', 'exp')
   if h[1] and reading then
     -- A read's answer does not depend on the registry entry (an index for listings and sweeps):

@@ -143,7 +143,7 @@ end
 
 -- A write judges the thread from its head, as reads do: the registry entry is an index that the check
 -- reports, and that every Put with a TTL rewrites.
-local gen, state, detail = thread_state(sb, enct, now, true)
+local gen, state, detail = thread_state(sb, enct, now, true, KEYS[1])
 if state == 'lost' then return refuse(dataloss(detail)) end
 local newgen = state ~= 'live'
 local oldgen = gen

@@ -29,7 +29,7 @@ local ttl, bound, maxvalues, maxbytes = tonumber(ARGV[5]), tonumber(ARGV[6]), to
 -- The clock is read only when needed (a lease to check or renew). A write judges the thread from its
 -- head, as reads do: the registry entry is an index that the check reports.
 local now = lazy_clock()
-local gen, state, detail = thread_state(sb, enct, now, true)
+local gen, state, detail = thread_state(sb, enct, now, true, KEYS[1])
 if state == 'lost' then return dataloss(detail) end
 if state ~= 'live' then return redis.error_reply('NOTFOUND thread does not exist') end
 local nb = sb .. 't:' .. enct .. ':g:' .. gen .. ':n:' .. encns
