@@ -262,13 +262,14 @@ end
 local function read_checkpoint(cpkey, nb)
   local flat = redis.call('HGETALL', cpkey)
   if #flat == 0 then return nil end
-  local cidx, v, p = {}, nil, nil
+  local cidx, nc, v, p = {}, 0, nil, nil
   local byte = string.byte
   for i = 1, #flat, 2 do
     local f = flat[i]
     local b1, b2 = byte(f, 1, 2)
     if b2 == 58 and b1 == 99 then -- "c:"
-      cidx[#cidx + 1] = i
+      nc = nc + 1
+      cidx[nc] = i
     elseif f == 'v' then
       v = tonumber(flat[i + 1])
     elseif f == 'p' then
@@ -292,7 +293,10 @@ end
 -- "c:" fields), in order. O(#cidx).
 local function blob_fields(flat, cidx)
   local fields, sub = {}, string.sub
-  for j, i in ipairs(cidx) do fields[j] = blob_field(sub(flat[i], 3), flat[i + 1]) end
+  for j = 1, #cidx do
+    local i = cidx[j]
+    fields[j] = blob_field(sub(flat[i], 3), flat[i + 1])
+  end
   return fields
 end
 

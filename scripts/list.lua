@@ -109,7 +109,8 @@ while more and examined < budget and #out - 2 < page and bytes < BYTES do
   local want = math.min(chunk, budget - examined)
   local members = redis.call('ZREVRANGEBYLEX', index, upper, ARGV[7], 'LIMIT', '0', want)
   more = #members == want
-  for i, member in ipairs(members) do
+  for i = 1, #members do
+    local member = members[i]
     last = member
     examined = examined + 1
     local nb, id, lost, enct = locate(member)
@@ -142,9 +143,10 @@ while more and examined < budget and #out - 2 < page and bytes < BYTES do
             known = {}
             sizes[bk] = known
           end
-          local flat = cp[1]
-          for _, i in ipairs(cp[2]) do
+          local flat, cidx = cp[1], cp[2]
+          for k = 1, #cidx do
             -- By "c:" field and version, so that a value met again builds no blob field.
+            local i = cidx[k]
             local cf, ver = flat[i], flat[i + 1]
             local byver = known[cf]
             if not byver then
@@ -160,10 +162,11 @@ while more and examined < budget and #out - 2 < page and bytes < BYTES do
             end
             inline = inline + size
           end
-          out[#out + 1] = {member, cp[1], cp[2], cp[3]}
+          out[#out + 1] = {member, flat, cidx, cp[3]}
           cpkeys[#out], blobkeys[#out] = cpkey, bk
-          for j = 2, #cp[1], 2 do bytes = bytes + #cp[1][j] end
-          for j = 2, #cp[3], 2 do bytes = bytes + #cp[3][j] end
+          for j = 2, #flat, 2 do bytes = bytes + #flat[j] end
+          local extra = cp[3]
+          for j = 2, #extra, 2 do bytes = bytes + #extra[j] end
         else
           local cp = load_checkpoint(cpkey, nb .. ':blobs', nb)
           if not cp then return dataloss('checkpoint hash ' .. cpkey) end
