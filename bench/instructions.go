@@ -28,8 +28,9 @@ import (
 // operation of the agent workload, by running redis-server under valgrind's
 // callgrind. Unlike time, the count does not move with the machine's load,
 // its clock or the loopback's mood: the same build, data and calls give the
-// same count within about 1% (what moves it is the data the calls meet:
-// the length of a stream, the size of a sorted set). It measures a change
+// same count within about 1% (what moves it is the state the calls meet:
+// when Lua's garbage collector takes its step, every 50 script calls; the
+// length of a stream, the size of a sorted set). It measures a change
 // to a script exactly; it says nothing about the client, the network, or
 // commands sent outside scripts (GetTuple's predicted reads, the staged
 // values of a Put).
@@ -229,17 +230,18 @@ func runInstructions(ctx context.Context, cfg config, stdout, log io.Writer) err
 	if err != nil {
 		return err
 	}
-	put, writers := h.putPass(ws, "Put", "put", tab, 1, 0, 0)
-	writes := h.putWritesPass(ws, tab, writers, 1, 0, 0)
+	// Each round's Puts start new threads, and its PutWrites write to that
+	// round's checkpoints: every round does the same work.
+	var put, writes *pass
 	asOp := func(p *pass) func(context.Context, int) error {
 		return func(ctx context.Context, i int) error { return p.do(ctx, 0, i) }
 	}
 	ops := []instrOp{
-		{"Put", 100, asOp(put)},
-		{"PutWrites", 100, asOp(writes)},
+		{"Put", 300, func(ctx context.Context, i int) error { return put.do(ctx, 0, i) }},
+		{"PutWrites", 300, func(ctx context.Context, i int) error { return writes.do(ctx, 0, i) }},
 		{"GetTuple.byid", 100, asOp(h.readPass("GetTuple.byid", 1, 0))},
 		{"List.page10", 20, asOp(h.readPass("List.page10", 1, 0))},
-		{fmt.Sprintf("DeltaChannelHistory/steps=%d", cfg.deltaSteps), 2, func(ctx context.Context, _ int) error {
+		{fmt.Sprintf("DeltaChannelHistory/steps=%d", cfg.deltaSteps), 3, func(ctx context.Context, _ int) error {
 			_, err := ds.DeltaChannelHistory(ctx, head, []string{"log"})
 			return err
 		}},
@@ -248,6 +250,9 @@ func runInstructions(ctx context.Context, cfg config, stdout, log io.Writer) err
 	counts := make([][]float64, len(ops))
 	for r := range rounds {
 		fmt.Fprintf(log, "instructions: round %d of %d\n", r+1, rounds)
+		var writers []*writer
+		put, writers = h.putPass(ws, "Put", "put-r"+strconv.Itoa(r), tab, 1, 0, 0)
+		writes = h.putWritesPass(ws, tab, writers, 1, 0, 0)
 		for k, o := range ops {
 			for i := range 2 { // warm-up: scripts loaded, caches filled
 				if err := o.do(ctx, r*1000+i); err != nil {
