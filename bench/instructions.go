@@ -85,7 +85,7 @@ func startCallgrindRedis(ctx context.Context) (*callgrindRedis, error) {
 	c := &callgrindRedis{control: bins[1], out: filepath.Join(dir, "callgrind.out")}
 	wrapper := filepath.Join(dir, "redis-under-callgrind")
 	script := fmt.Sprintf("#!/bin/sh\nexec %s --tool=callgrind --callgrind-out-file=%s --collect-atstart=no "+
-		"--toggle-collect=evalShaCommand --toggle-collect=evalCommand %s \"$@\"\n", bins[0], c.out, bins[2])
+		"--toggle-collect=evalShaCommand --toggle-collect=evalCommand %s \"$@\"\n", shellQuote(bins[0]), shellQuote(c.out), shellQuote(bins[2]))
 	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
 		return nil, err
 	}
@@ -103,6 +103,12 @@ func startCallgrindRedis(ctx context.Context) (*callgrindRedis, error) {
 		return nil, fmt.Errorf("redis-server under callgrind: no process_id in INFO (%v)", err)
 	}
 	return c, nil
+}
+
+// shellQuote quotes s for sh: in single quotes, each single quote written
+// as '\”.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func (c *callgrindRedis) stop() {

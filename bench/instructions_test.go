@@ -56,3 +56,15 @@ func TestPrintInstructions(t *testing.T) {
 		t.Errorf("output lists an operation the run did not count:\n%s", out)
 	}
 }
+
+func TestShellQuote(t *testing.T) {
+	for in, want := range map[string]string{
+		"/usr/bin/valgrind": `'/usr/bin/valgrind'`,
+		"/tmp/a b/c":        `'/tmp/a b/c'`,
+		"/tmp/it's":         `'/tmp/it'\''s'`,
+	} {
+		if got := shellQuote(in); got != want {
+			t.Errorf("shellQuote(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
