@@ -105,8 +105,8 @@ func startCallgrindRedis(ctx context.Context) (*callgrindRedis, error) {
 	return c, nil
 }
 
-// shellQuote quotes s for sh: in single quotes, each single quote written
-// as '\”.
+// shellQuote quotes s for sh: in single quotes, a single quote within it
+// closing the quotes, escaped, and opening them again.
 func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
