@@ -3,11 +3,14 @@ package redissaver_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/graphstate/redcheck/internal/codec"
+	"github.com/graphstate/redcheck/internal/scriptrun"
+	"github.com/graphstate/redcheck/keys"
 	"github.com/graphstate/redcheck/redissaver"
 )
 
@@ -71,6 +74,40 @@ func TestPutWritesManyInOneCall(t *testing.T) {
 			for i, w := range tup.PendingWrites {
 				if w.Channel != first[i].Channel || w.Value != first[i].Value {
 					t.Fatalf("pending write %d: %q = %v, want %q = %v", i, w.Channel, w.Value, first[i].Channel, first[i].Value)
+				}
+			}
+		})
+	}
+}
+
+// TestPutWritesBadArgs: put_writes.lua refuses arguments after the event
+// spec that are not whole quadruples (a client bug) with BADARGS, before
+// anything is written.
+func TestPutWritesBadArgs(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			rdb := b.client(t)
+			s := newSaver(t, rdb, redissaver.Options{})
+			cfg, err := s.Put(ctx, checkpoint.Config{ThreadID: "bad"}, checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID()}, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := rawState(t, rdb, s.Layout().Prefix())
+			l := s.Layout()
+			shard := l.Shard("bad")
+			keyList := []string{l.Head("bad"), l.Threads(shard), l.Events("bad"), l.Feed(shard)}
+			head := []any{l.ShardBase(shard), keys.Encode("bad"), keys.Encode(""), cfg.CheckpointID, 0, -1, 0, 0, "abcdefghijklm", 0, 0, 0}
+			for name, writes := range map[string][]any{
+				"a quadruple short of its channel": {"w:4:task:0", "1:a0:4:json1", "n"},
+				"one whole, then one field":        {"w:4:task:0", "1:a0:4:json1", "n", "a", "w:4:task:1"},
+			} {
+				err := scriptrun.Run(ctx, rdb, scriptrun.PutWrites, keyList, append(slices.Clone(head), writes...)...).Err()
+				if err == nil || !strings.HasPrefix(err.Error(), "BADARGS") {
+					t.Errorf("%s: %v, want BADARGS", name, err)
+				}
+				if after := rawState(t, rdb, s.Layout().Prefix()); !slices.Equal(after, before) {
+					t.Errorf("%s: keys changed:\nbefore %q\nafter  %q", name, before, after)
 				}
 			}
 		})

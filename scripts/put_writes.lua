@@ -20,7 +20,8 @@
 --            "n" inserts only if the field is absent (regular writes: idempotent)
 -- Returns: the number of writes stored. Errors, raised before anything is written: "NOTFOUND ..." when the
 -- thread or checkpoint does not exist (or expired); "DATALOSS ..." when the thread's head (while its
--- registry entry exists), or an indexed checkpoint's hash, is missing.
+-- registry entry exists), or an indexed checkpoint's hash, is missing; "BADARGS ..." when the arguments
+-- after the event spec are not whole quadruples (a client bug).
 -- The event lists the channels of the writes stored (field "ch": len ":" channel, repeated) and, within the
 -- value bounds, their stored values ("v:" position); no write stored, no event.
 -- Work bound: O(number of writes).
@@ -39,6 +40,7 @@ local ne = #event
 -- One HMGET reads the checkpoint's v and ow and whether the fields of the first 998 writes exist (those of
 -- any later ones in chunks of 1,000); then one HSET stores the writes and the call token.
 local nw = (#ARGV - at + 1) / 4
+if nw % 1 ~= 0 then return redis.error_reply('BADARGS put_writes arguments after the event spec are not quadruples') end
 local first = math.min(nw, 998)
 local q = {'v', 'ow'}
 for w = 0, first - 1 do q[w + 3] = ARGV[at + 4 * w] end
