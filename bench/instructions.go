@@ -59,10 +59,11 @@ type instrReport struct {
 // callgrindRedis is a redis-server running under callgrind, collecting only
 // inside the script commands.
 type callgrindRedis struct {
-	srv     *redisserver.Server
-	pid     string
-	control string // the callgrind_control binary
-	out     string // callgrind's output file; its dumps are out.1, out.2, ...
+	srv      *redisserver.Server
+	pid      string
+	valgrind string // the valgrind binary
+	control  string // the callgrind_control binary
+	out      string // callgrind's output file; its dumps are out.1, out.2, ...
 }
 
 // startCallgrindRedis starts redis-server under callgrind on a free loopback
@@ -82,7 +83,7 @@ func startCallgrindRedis(ctx context.Context) (*callgrindRedis, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &callgrindRedis{control: bins[1], out: filepath.Join(dir, "callgrind.out")}
+	c := &callgrindRedis{valgrind: bins[0], control: bins[1], out: filepath.Join(dir, "callgrind.out")}
 	wrapper := filepath.Join(dir, "redis-under-callgrind")
 	script := fmt.Sprintf("#!/bin/sh\nexec %s --tool=callgrind --callgrind-out-file=%s --collect-atstart=no "+
 		"--toggle-collect=evalShaCommand --toggle-collect=evalCommand %s \"$@\"\n", shellQuote(bins[0]), shellQuote(c.out), shellQuote(bins[2]))
@@ -275,7 +276,7 @@ func runInstructions(ctx context.Context, cfg config, stdout, log io.Writer) err
 
 	var rep instrReport
 	rep.Header.Redis = redisVersion(ctx, h.client)
-	if out, err := exec.Command("valgrind", "--version").Output(); err == nil {
+	if out, err := exec.Command(cg.valgrind, "--version").Output(); err == nil {
 		rep.Header.Valgrind = strings.TrimSpace(string(out))
 	}
 	rep.Header.Date = time.Now().UTC().Format(time.RFC3339)

@@ -12,7 +12,21 @@ import (
 	"github.com/graphstate/redcheck/internal/scriptrun"
 	"github.com/graphstate/redcheck/keys"
 	"github.com/graphstate/redcheck/redissaver"
+	"github.com/redis/go-redis/v9"
 )
+
+// rootCheckpoint puts an empty root checkpoint of thread on a new saver of
+// rdb, for writes to go against.
+func rootCheckpoint(t *testing.T, rdb redis.UniversalClient, thread string) (context.Context, redis.UniversalClient, *redissaver.Saver, checkpoint.Config) {
+	t.Helper()
+	ctx := context.Background()
+	s := newSaver(t, rdb, redissaver.Options{})
+	cfg, err := s.Put(ctx, checkpoint.Config{ThreadID: thread}, checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID()}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ctx, rdb, s, cfg
+}
 
 // TestPutWritesManyInOneCall stores 2,500 writes in one PutWrites, to
 // channels whose names take 1, 2 and 3 decimal digits to state their
@@ -25,13 +39,7 @@ import (
 func TestPutWritesManyInOneCall(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
-			ctx := context.Background()
-			rdb := b.client(t)
-			s := newSaver(t, rdb, redissaver.Options{})
-			cfg, err := s.Put(ctx, checkpoint.Config{ThreadID: "many"}, checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID()}, nil, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			ctx, rdb, s, cfg := rootCheckpoint(t, b.client(t), "many")
 			lengths := []int{1, 9, 10, 99, 100, 150}
 			writes := func(tag string) []checkpoint.Write {
 				w := make([]checkpoint.Write, 2500)
@@ -86,13 +94,7 @@ func TestPutWritesManyInOneCall(t *testing.T) {
 func TestPutWritesBadArgs(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
-			ctx := context.Background()
-			rdb := b.client(t)
-			s := newSaver(t, rdb, redissaver.Options{})
-			cfg, err := s.Put(ctx, checkpoint.Config{ThreadID: "bad"}, checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID()}, nil, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			ctx, rdb, s, cfg := rootCheckpoint(t, b.client(t), "bad")
 			before := rawState(t, rdb, s.Layout().Prefix())
 			l := s.Layout()
 			shard := l.Shard("bad")
