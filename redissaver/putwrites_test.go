@@ -28,63 +28,84 @@ func rootCheckpoint(t *testing.T, rdb redis.UniversalClient, thread string) (con
 	return ctx, rdb, s, cfg
 }
 
-// TestPutWritesManyInOneCall stores 2,500 writes in one PutWrites, to
-// channels whose names take 1, 2 and 3 decimal digits to state their
+// TestPutWritesManyInOneCall stores 700 and 2,500 writes in one PutWrites,
+// to channels whose names take 1, 2 and 3 decimal digits to state their
 // length: put_writes.lua asks whether the first 998 fields exist in the
-// same HMGET as the checkpoint's head fields and the rest in chunks, and
-// takes each channel's len ":" name for the event from the write's value.
-// The event must name every channel in order, and the same writes sent
+// same HMGET as the checkpoint's head fields and the rest in chunks, sizes
+// its tables once for a call of up to 998 writes (700: more than one HSET
+// chunk of pairs from a table sized for all of them), and takes each
+// channel's len ":" name for the event from the write's value. The first
+// 50 writes are stored by a call of their own before the call of them all,
+// whose event must name every other channel in order; the same writes sent
 // again by a new call must store nothing (the fields past the first HMGET
 // included) and announce nothing.
 func TestPutWritesManyInOneCall(t *testing.T) {
 	for _, b := range backends {
-		t.Run(b.name, func(t *testing.T) {
-			ctx, rdb, s, cfg := rootCheckpoint(t, b.client(t), "many")
-			lengths := []int{1, 9, 10, 99, 100, 150}
-			writes := func(tag string) []checkpoint.Write {
-				w := make([]checkpoint.Write, 2500)
-				for i := range w {
-					w[i] = checkpoint.Write{Channel: strings.Repeat(string(rune('a'+i%26)), lengths[i%len(lengths)]), Value: fmt.Sprintf("%s-%d", tag, i)}
-				}
-				return w
-			}
-			first := writes("first")
-			if err := s.PutWrites(ctx, cfg, first, "task", ""); err != nil {
-				t.Fatal(err)
-			}
-			events := s.Layout().Events("many")
-			msgs, err := rdb.XRevRangeN(ctx, events, "+", "-", 1).Result()
-			if err != nil || len(msgs) != 1 {
-				t.Fatalf("last event: %v, %v", msgs, err)
-			}
-			names := make([]string, len(first))
-			for i, w := range first {
-				names[i] = w.Channel
-			}
-			if got, want := msgs[0].Values["ch"], codec.JoinNames(names); got != want {
-				t.Errorf("event ch of %d bytes, want %d: %.80q", len(fmt.Sprint(got)), len(want), got)
-			}
-			n := rdb.XLen(ctx, events).Val()
+		for _, count := range []int{700, 2500} {
+			t.Run(fmt.Sprintf("%s/%d", b.name, count), func(t *testing.T) {
+				testPutWritesMany(t, b.client(t), count)
+			})
+		}
+	}
+}
 
-			if err := s.PutWrites(ctx, cfg, writes("second"), "task", ""); err != nil {
-				t.Fatal(err)
-			}
-			if m := rdb.XLen(ctx, events).Val(); m != n {
-				t.Errorf("events after writes stored again: %d, want %d (nothing stored, nothing announced)", m, n)
-			}
-			tup, err := s.GetTuple(ctx, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(tup.PendingWrites) != len(first) {
-				t.Fatalf("%d pending writes, want %d", len(tup.PendingWrites), len(first))
-			}
-			for i, w := range tup.PendingWrites {
-				if w.Channel != first[i].Channel || w.Value != first[i].Value {
-					t.Fatalf("pending write %d: %q = %v, want %q = %v", i, w.Channel, w.Value, first[i].Channel, first[i].Value)
-				}
-			}
-		})
+func testPutWritesMany(t *testing.T, client redis.UniversalClient, count int) {
+	ctx, rdb, s, cfg := rootCheckpoint(t, client, "many")
+	lengths := []int{1, 9, 10, 99, 100, 150}
+	writes := func(tag string) []checkpoint.Write {
+		w := make([]checkpoint.Write, count)
+		for i := range w {
+			w[i] = checkpoint.Write{Channel: strings.Repeat(string(rune('a'+i%26)), lengths[i%len(lengths)]), Value: fmt.Sprintf("%s-%d", tag, i)}
+		}
+		return w
+	}
+	// The first 50 go first, on their own: the call of them all then stores
+	// the others only, fewer pairs than its tables were sized for.
+	first := writes("first")
+	const early = 50
+	l := s.Layout()
+	cpKey := l.Checkpoint("many", rdb.HGet(ctx, l.Head("many"), "g").Val(), "", cfg.CheckpointID)
+	fields := rdb.HLen(ctx, cpKey).Val()
+	for _, w := range [][]checkpoint.Write{first[:early], first} {
+		if err := s.PutWrites(ctx, cfg, w, "task", ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	events := l.Events("many")
+	msgs, err := rdb.XRevRangeN(ctx, events, "+", "-", 1).Result()
+	if err != nil || len(msgs) != 1 {
+		t.Fatalf("last event: %v, %v", msgs, err)
+	}
+	names := make([]string, 0, len(first)-early)
+	for _, w := range first[early:] {
+		names = append(names, w.Channel)
+	}
+	if got, want := msgs[0].Values["ch"], codec.JoinNames(names); got != want {
+		t.Errorf("event ch of %d bytes, want %d: %.80q", len(fmt.Sprint(got)), len(want), got)
+	}
+	n := rdb.XLen(ctx, events).Val()
+
+	if err := s.PutWrites(ctx, cfg, writes("second"), "task", ""); err != nil {
+		t.Fatal(err)
+	}
+	if m := rdb.XLen(ctx, events).Val(); m != n {
+		t.Errorf("events after writes stored again: %d, want %d (nothing stored, nothing announced)", m, n)
+	}
+	tup, err := s.GetTuple(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Its writes and the call token "ow", no other field.
+	if got, want := rdb.HLen(ctx, cpKey).Val(), fields+int64(count)+1; got != want {
+		t.Errorf("checkpoint hash of %d fields, want %d", got, want)
+	}
+	if len(tup.PendingWrites) != len(first) {
+		t.Fatalf("%d pending writes, want %d", len(tup.PendingWrites), len(first))
+	}
+	for i, w := range tup.PendingWrites {
+		if w.Channel != first[i].Channel || w.Value != first[i].Value {
+			t.Fatalf("pending write %d: %q = %v, want %q = %v", i, w.Channel, w.Value, first[i].Channel, first[i].Value)
+		}
 	}
 }
 
@@ -111,6 +132,55 @@ func TestPutWritesBadArgs(t *testing.T) {
 				if after := rawState(t, rdb, s.Layout().Prefix()); !slices.Equal(after, before) {
 					t.Errorf("%s: keys changed:\nbefore %q\nafter  %q", name, before, after)
 				}
+			}
+		})
+	}
+}
+
+// TestPutWritesEventMaxlen: an event spec whose stream maxlen is a number
+// <= 0 turns publishing off (lib.lua's event_spec reads it so once, and its
+// callers test the string); one that is not a number is refused before
+// anything is written.
+func TestPutWritesEventMaxlen(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			ctx, rdb, s, cfg := rootCheckpoint(t, b.client(t), "maxlen")
+			l := s.Layout()
+			shard := l.Shard("maxlen")
+			keyList := []string{l.Head("maxlen"), l.Threads(shard), l.Events("maxlen"), l.Feed(shard)}
+			call := func(maxlen, token string, idx int) error {
+				args := []any{l.ShardBase(shard), keys.Encode("maxlen"), keys.Encode(""), cfg.CheckpointID, 0, -1, 0, 0, token,
+					maxlen, 10, 1, "t", "writes", fmt.Sprintf("w:4:task:%d", idx), "1:a0:4:json1", "n", "a"}
+				return scriptrun.Run(ctx, rdb, scriptrun.PutWrites, keyList, args...).Err()
+			}
+			events := rdb.XLen(ctx, l.Events("maxlen")).Val()
+			before := rawState(t, rdb, l.Prefix())
+			if err := call("x", "tok-x", 0); err == nil {
+				t.Error("maxlen x: stored, want an error")
+			}
+			if after := rawState(t, rdb, l.Prefix()); !slices.Equal(after, before) {
+				t.Errorf("maxlen x: keys changed:\nbefore %q\nafter  %q", before, after)
+			}
+			for i, maxlen := range []string{"0", "-3", "00"} {
+				if err := call(maxlen, "tok-"+maxlen, i); err != nil {
+					t.Fatalf("maxlen %s: %v", maxlen, err)
+				}
+				if n := rdb.XLen(ctx, l.Events("maxlen")).Val(); n != events {
+					t.Errorf("maxlen %s: %d events, want %d (publishing off)", maxlen, n, events)
+				}
+			}
+			if err := call("5", "tok-5", 3); err != nil {
+				t.Fatal(err)
+			}
+			if n := rdb.XLen(ctx, l.Events("maxlen")).Val(); n != events+1 {
+				t.Errorf("maxlen 5: %d events, want %d", n, events+1)
+			}
+			tup, err := s.GetTuple(ctx, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(tup.PendingWrites) != 4 {
+				t.Errorf("%d pending writes, want 4", len(tup.PendingWrites))
 			}
 		})
 	}

@@ -44,7 +44,7 @@ if phase == 'begin' or phase == 'commit' then
   touch(sb, enct, tonumber(ARGV[6]), now)
   redis.call('ZREM', KEYS[4], entry)
   local maxlen, feedmaxlen, event = event_spec(8)
-  if tonumber(maxlen) > 0 then
+  if maxlen ~= '0' then
     event[#event + 1] = 'n'
     event[#event + 1] = ARGV[7]
     publish(KEYS[5], KEYS[6], maxlen, feedmaxlen, event)

@@ -29,7 +29,7 @@ end
 local count = redis.call('ZCARD', sb .. 't:' .. enct .. ':g:' .. gen .. ':idx')
 local entry = enct .. '\0' .. gen
 retire(sb, enct, gen, now)
-if state ~= 'expired' and count > 0 and tonumber(maxlen) > 0 then
+if state ~= 'expired' and count > 0 and maxlen ~= '0' then
   event[#event + 1] = 'n'
   event[#event + 1] = tostring(count)
   publish(KEYS[4], KEYS[5], maxlen, feedmaxlen, event)

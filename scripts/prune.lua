@@ -48,7 +48,7 @@ end
 if phase == 'finish' then
   local maxlen, feedmaxlen, event, at = event_spec(9)
   for i = at, #ARGV do redis.call('UNLINK', gb .. ':n:' .. ARGV[i] .. ':pkeep') end
-  if tonumber(ARGV[5]) > 0 and tonumber(maxlen) > 0 then
+  if tonumber(ARGV[5]) > 0 and maxlen ~= '0' then
     event[#event + 1] = 'n'
     event[#event + 1] = ARGV[5]
     publish(KEYS[3], KEYS[4], maxlen, feedmaxlen, event)

@@ -322,7 +322,7 @@ if not listed then redis.call('SADD', gb .. ':ns', encns) end
 if runkey then redis.call('SADD', runkey, member) end
 if newgen then redis.call('HSET', KEYS[1], 'g', gen) end
 if newgen or ttl > 0 then touch(sb, enct, ttl, now) end
-if tonumber(maxlen) > 0 then
+if maxlen ~= '0' then
   publish_span(KEYS[5], KEYS[6], maxlen, feedmaxlen, evfrom, evto)
   if ttl > 0 then
     redis.call('PEXPIRE', KEYS[5], ARGV[8])

@@ -14,7 +14,7 @@
 -- ARGV[8] the most bytes of values to copy into the event, all values together (values past either
 --         bound are left out of the event; its "ch" field still names every channel written)
 -- ARGV[9] call token: a re-sent call (same token as the checkpoint's field "ow") changes nothing
--- ARGV[10 ..] event spec: stream maxlen (0: no event), feed maxlen, e, then e event field/value pairs
+-- ARGV[10 ..] event spec: stream maxlen (0 or less: no event), feed maxlen, e, then e event field/value pairs
 -- then quadruples: field, value, mode, channel; the value is the write's pack(channel, task path, stored
 --            value), so it starts with len(channel) ":" channel; mode "o" overwrites (special channels),
 --            "n" inserts only if the field is absent (regular writes: idempotent)
@@ -26,10 +26,14 @@
 -- value bounds, their stored values ("v:" position); no write stored, no event.
 -- Work bound: O(number of writes).
 local sb, enct, encns, id = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
-local ttl, bound, maxvalues, maxbytes = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
--- The clock is read only when needed (a lease to check or renew). A write judges the thread from its
--- head, as reads do: the registry entry is an index that the check reports.
-local now = lazy_clock()
+local ttl = 0 -- tonumber costs a strtod (about 1,300 instructions): no TTL, "0", needs none
+if ARGV[5] ~= '0' then ttl = tonumber(ARGV[5]) end
+local bound, maxvalues, maxbytes = -1, 0, 0
+if ARGV[6] ~= '-1' then bound, maxvalues, maxbytes = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8]) end
+-- The clock is read only when needed: with a TTL to renew, once here; else only if the thread has a
+-- lease to check (thread_state calls now_ms then). A write judges the thread from its head, as reads
+-- do: the registry entry is an index that the check reports.
+local now = ttl > 0 and now_ms() or now_ms
 local gen, state, detail = thread_state(sb, enct, now, true, KEYS[1])
 if state == 'lost' then return dataloss(detail) end
 if state ~= 'live' then return redis.error_reply('NOTFOUND thread does not exist') end
@@ -41,8 +45,8 @@ local ne = #event
 -- any later ones in chunks of 1,000); then one HSET stores the writes and the call token.
 local nw = (#ARGV - at + 1) / 4
 if nw % 1 ~= 0 then return redis.error_reply('BADARGS put_writes arguments after the event spec are not quadruples') end
-local first = math.min(nw, 998)
-local q = {'v', 'ow'}
+local first = nw < 998 and nw or 998
+local q = {'v', 'ow', unpack(ARGV, at, at + first - 1)} -- sized once; its items are set below
 for w = 0, first - 1 do q[w + 3] = ARGV[at + 4 * w] end
 local have = redis.call('HMGET', cp, unpack(q))
 if not have[1] then
@@ -59,7 +63,13 @@ if nw > first then
 end
 -- The event's "ch" field lists the channels of the writes stored: a write's value starts with
 -- len(channel) ":" channel (its pack), taken from there rather than built anew.
-local set, nset, taken, chs, nch = {}, 0, {}, {}, 0
+local set, chs
+if nw == first then -- sized once (their surplus items are never read): unpack copies references
+  set, chs = {'ow', ARGV[9], unpack(ARGV, at, at + 2 * nw - 1)}, {unpack(ARGV, at, at + nw - 1)}
+else
+  set, chs = {'ow', ARGV[9]}, {}
+end
+local nset, taken, nch = 2, {}, 0
 local written, copied = 0, 0
 for w = 0, nw - 1 do
   local i = at + 4 * w
@@ -70,10 +80,10 @@ for w = 0, nw - 1 do
     set[nset + 1], set[nset + 2] = f, v
     nset = nset + 2
     written = written + 1
-    local l = string.len(ARGV[i + 3])
+    local l = #ARGV[i + 3]
     nch = nch + 1
-    chs[nch] = string.sub(v, 1, l + (l < 10 and 2 or l < 100 and 3 or string.len(decimal(l)) + 1))
-    local size = string.len(v)
+    chs[nch] = string.sub(v, 1, l + (l < 10 and 2 or l < 100 and 3 or #decimal(l) + 1))
+    local size = #v
     if bound >= 0 and copied < maxvalues and size <= bound and size <= maxbytes then
       copied = copied + 1
       maxbytes = maxbytes - size
@@ -82,11 +92,15 @@ for w = 0, nw - 1 do
     end
   end
 end
-set[nset + 1], set[nset + 2] = 'ow', ARGV[9]
-chunked('HSET', cp, set, 1000)
-if ttl > 0 then touch(sb, enct, ttl, now()) end
-if written > 0 and tonumber(maxlen) > 0 then
-  event[ne + 1], event[ne + 2] = 'ch', table.concat(chs)
+if nset <= 1000 then
+  redis.call('HSET', cp, unpack(set, 1, nset))
+else
+  for k = nset + 1, #set do set[k] = nil end
+  chunked('HSET', cp, set, 1000)
+end
+if ttl > 0 then touch(sb, enct, ttl, now) end
+if written > 0 and maxlen ~= '0' then
+  event[ne + 1], event[ne + 2] = 'ch', table.concat(chs, '', 1, nch)
   publish(KEYS[3], KEYS[4], maxlen, feedmaxlen, event)
   if ttl > 0 then redis.call('PEXPIRE', KEYS[3], ARGV[5]) end
 end
