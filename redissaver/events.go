@@ -107,14 +107,25 @@ const (
 	evStrategy = "strategy"
 )
 
-// eventSpec is the event part of a script's ARGV: stream maxlen (0: no
-// event), feed maxlen, the number of pairs, then the pairs.
-func (s *Saver) eventSpec(fields ...string) []any {
+// eventBounds is the start of a script's event spec: stream maxlen (0: no
+// event) and feed maxlen. put_writes.lua takes them alone and builds its
+// event itself.
+func (s *Saver) eventBounds() (maxlen, feedMaxlen int64) {
 	if s.opts.Events.Disabled {
+		return 0, 0
+	}
+	return s.opts.Events.MaxLen, s.opts.Events.FeedMaxLen
+}
+
+// eventSpec is the event part of a script's ARGV: eventBounds, the number
+// of pairs, then the pairs.
+func (s *Saver) eventSpec(fields ...string) []any {
+	maxlen, feedMaxlen := s.eventBounds()
+	if maxlen == 0 {
 		return []any{0, 0, 0}
 	}
 	out := make([]any, 0, 3+len(fields))
-	out = append(out, s.opts.Events.MaxLen, s.opts.Events.FeedMaxLen, len(fields)/2)
+	out = append(out, maxlen, feedMaxlen, len(fields)/2)
 	for _, f := range fields {
 		out = append(out, f)
 	}

@@ -109,8 +109,8 @@ func testPutWritesMany(t *testing.T, client redis.UniversalClient, count int) {
 	}
 }
 
-// TestPutWritesBadArgs: put_writes.lua refuses arguments after the event
-// spec that are not whole quadruples (a client bug) with BADARGS, before
+// TestPutWritesBadArgs: put_writes.lua refuses arguments after the task ID
+// that are not whole quadruples (a client bug) with BADARGS, before
 // anything is written.
 func TestPutWritesBadArgs(t *testing.T) {
 	for _, b := range backends {
@@ -120,7 +120,7 @@ func TestPutWritesBadArgs(t *testing.T) {
 			l := s.Layout()
 			shard := l.Shard("bad")
 			keyList := []string{l.Head("bad"), l.Threads(shard), l.Events("bad"), l.Feed(shard)}
-			head := []any{l.ShardBase(shard), keys.Encode("bad"), keys.Encode(""), cfg.CheckpointID, 0, -1, 0, 0, "abcdefghijklm", 0, 0, 0}
+			head := []any{l.ShardBase(shard), keys.Encode("bad"), keys.Encode(""), cfg.CheckpointID, 0, -1, 0, 0, "abcdefghijklm", 0, 0, "task"}
 			for name, writes := range map[string][]any{
 				"a quadruple short of its channel": {"w:4:task:0", "1:a0:4:json1", "n"},
 				"one whole, then one field":        {"w:4:task:0", "1:a0:4:json1", "n", "a", "w:4:task:1"},
@@ -137,10 +137,10 @@ func TestPutWritesBadArgs(t *testing.T) {
 	}
 }
 
-// TestPutWritesEventMaxlen: an event spec whose stream maxlen is a number
-// <= 0 turns publishing off (lib.lua's event_spec reads it so once, and its
-// callers test the string); one that is not a number is refused before
-// anything is written.
+// TestPutWritesEventMaxlen: a stream maxlen that is a number <= 0 turns
+// publishing off (lib.lua's event_bounds reads it so once, and its callers
+// test the string); one that is not a number is refused before anything is
+// written.
 func TestPutWritesEventMaxlen(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
@@ -150,7 +150,7 @@ func TestPutWritesEventMaxlen(t *testing.T) {
 			keyList := []string{l.Head("maxlen"), l.Threads(shard), l.Events("maxlen"), l.Feed(shard)}
 			call := func(maxlen, token string, idx int) error {
 				args := []any{l.ShardBase(shard), keys.Encode("maxlen"), keys.Encode(""), cfg.CheckpointID, 0, -1, 0, 0, token,
-					maxlen, 10, 1, "t", "writes", fmt.Sprintf("w:4:task:%d", idx), "1:a0:4:json1", "n", "a"}
+					maxlen, 10, "task", fmt.Sprintf("w:4:task:%d", idx), "1:a0:4:json1", "n", "a"}
 				return scriptrun.Run(ctx, rdb, scriptrun.PutWrites, keyList, args...).Err()
 			}
 			events := rdb.XLen(ctx, l.Events("maxlen")).Val()

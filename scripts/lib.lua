@@ -351,7 +351,7 @@ end
 -- caller bounds it) to a thread's stream and to its shard's feed, each trimmed to
 -- about its maximum length (maxlen, feedmaxlen: decimal strings, as event_spec returns them: a Lua
 -- number passed to redis.call is formatted by Redis with "%.17g", at a cost). A maxlen of "0" (as
--- event_spec and event_span return it for any maxlen <= 0) means publishing is off. Events are
+-- event_bounds returns it for any maxlen <= 0) means publishing is off. Events are
 -- appended by the script that made the write they announce. O(#fields).
 local function publish(stream, feed, maxlen, feedmaxlen, fields)
   if maxlen == '0' then return end
@@ -368,25 +368,34 @@ local function publish_span(stream, feed, maxlen, feedmaxlen, from, to)
   redis.call('XADD', feed, 'MAXLEN', '~', feedmaxlen, '*', unpack(ARGV, from, to))
 end
 
--- Reads an event spec from ARGV at position i (maxlen, feed maxlen, n, then n
--- field/value pairs) without copying it: returns maxlen (the decimal string
--- received, or "0", publishing off, for any number <= 0: callers test it as a
--- string, where tonumber costs a strtod, about 1,300 instructions; a maxlen that
--- is not a number raises an error, before the script writes) and feedmaxlen (the
--- decimal string received), for publish_span, the positions of the first and
--- last item of the pairs, and the position after the spec. O(1).
-local function event_span(i)
-  local maxlen, n = ARGV[i], tonumber(ARGV[i + 2])
+-- Reads the bounds of an event from ARGV at position i: the stream's maxlen and
+-- the feed's, as the decimal strings received (publish and publish_span pass them
+-- to XADD as they are), but the stream's as "0", publishing off, for any number
+-- <= 0, so that callers test it as a string (tonumber costs a strtod, about 1,300
+-- instructions). A maxlen that is not a number raises an error, before the
+-- script writes. O(1).
+local function event_bounds(i)
+  local maxlen = ARGV[i]
   if maxlen ~= '0' and tonumber(maxlen) <= 0 then maxlen = '0' end
-  return maxlen, ARGV[i + 1], i + 3, i + 2 + 2 * n, i + 3 + 2 * n
+  return maxlen, ARGV[i + 1]
+end
+
+-- Reads an event spec from ARGV at position i (maxlen, feed maxlen, n, then n
+-- field/value pairs) without copying it: returns maxlen and feedmaxlen
+-- (event_bounds), for publish_span, the positions of the first and last item of
+-- the pairs, and the position after the spec. O(1).
+local function event_span(i)
+  local maxlen, feedmaxlen = event_bounds(i)
+  local n = tonumber(ARGV[i + 2])
+  return maxlen, feedmaxlen, i + 3, i + 2 + 2 * n, i + 3 + 2 * n
 end
 
 -- Reads an event spec from ARGV at position i: maxlen, feed maxlen, n, then n
--- field/value pairs. Returns maxlen and feedmaxlen as event_span does, for
--- publish, the pairs and the position after the spec. O(n).
+-- field/value pairs. Returns maxlen and feedmaxlen (event_bounds), for publish,
+-- the pairs and the position after the spec. O(n).
 local function event_spec(i)
-  local maxlen, feedmaxlen, n = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
-  if maxlen ~= '0' and tonumber(maxlen) <= 0 then maxlen = '0' end
+  local maxlen, feedmaxlen = event_bounds(i)
+  local n = tonumber(ARGV[i + 2])
   local fields
   if n <= 1000 then
     fields = {unpack(ARGV, i + 3, i + 2 + 2 * n)} -- one table of the right size

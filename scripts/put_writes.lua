@@ -14,16 +14,18 @@
 -- ARGV[8] the most bytes of values to copy into the event, all values together (values past either
 --         bound are left out of the event; its "ch" field still names every channel written)
 -- ARGV[9] call token: a re-sent call (same token as the checkpoint's field "ow") changes nothing
--- ARGV[10 ..] event spec: stream maxlen (0 or less: no event), feed maxlen, e, then e event field/value pairs
--- then quadruples: field, value, mode, channel; the value is the write's pack(channel, task path, stored
+-- ARGV[10] stream maxlen (0 or less: no event), ARGV[11] feed maxlen
+-- ARGV[12] task ID (the event's "task")
+-- ARGV[13 ..] quadruples: field, value, mode, channel; the value is the write's pack(channel, task path, stored
 --            value), so it starts with len(channel) ":" channel; mode "o" overwrites (special channels),
 --            "n" inserts only if the field is absent (regular writes: idempotent)
 -- Returns: the number of writes stored. Errors, raised before anything is written: "NOTFOUND ..." when the
 -- thread or checkpoint does not exist (or expired); "DATALOSS ..." when the thread's head (while its
 -- registry entry exists), or an indexed checkpoint's hash, is missing; "BADARGS ..." when the arguments
--- after the event spec are not whole quadruples (a client bug).
--- The event lists the channels of the writes stored (field "ch": len ":" channel, repeated) and, within the
--- value bounds, their stored values ("v:" position); no write stored, no event.
+-- after ARGV[12] are not whole quadruples (a client bug).
+-- The event (docs/storage-format.md, "Events"; built here, its fields are constants of the script): t "writes",
+-- th, ns, id and task, the channels of the writes stored (field "ch": len ":" channel, repeated) and, within
+-- the value bounds, their stored values ("v:" position); no write stored, no event.
 -- Work bound: O(number of writes).
 local sb, enct, encns, id = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local ttl = 0 -- tonumber costs a strtod (about 1,300 instructions): no TTL, "0", needs none
@@ -39,12 +41,13 @@ if state == 'lost' then return dataloss(detail) end
 if state ~= 'live' then return redis.error_reply('NOTFOUND thread does not exist') end
 local nb = sb .. 't:' .. enct .. ':g:' .. gen .. ':n:' .. encns
 local cp = nb .. ':cp:' .. id
-local maxlen, feedmaxlen, event, at = event_spec(10)
-local ne = #event
+local maxlen, feedmaxlen = event_bounds(10)
+local at = 13
+local event, ne = {'t', 'writes', 'th', enct, 'ns', encns, 'id', id, 'task', ARGV[12]}, 10
 -- One HMGET reads the checkpoint's v and ow and whether the fields of the first 998 writes exist (those of
 -- any later ones in chunks of 1,000); then one HSET stores the writes and the call token.
 local nw = (#ARGV - at + 1) / 4
-if nw % 1 ~= 0 then return redis.error_reply('BADARGS put_writes arguments after the event spec are not quadruples') end
+if nw % 1 ~= 0 then return redis.error_reply('BADARGS put_writes arguments after the task ID are not quadruples') end
 local first = nw < 998 and nw or 998
 local q = {'v', 'ow', unpack(ARGV, at, at + first - 1)} -- sized once; its items are set below
 for w = 0, first - 1 do q[w + 3] = ARGV[at + 4 * w] end

@@ -468,10 +468,16 @@ export class RedcheckSaver extends BaseCheckpointSaver {
     else this.#gens.set(thread, gen);
   }
 
-  #eventSpec(fields: Arg[]): Arg[] {
+  /** The start of a script's event spec: stream maxlen ("0": no event) and feed maxlen (Go: eventBounds). */
+  #eventBounds(): [string, string] {
     const e = this.#opts.events;
-    if (e.disabled) return ["0", "0", "0"];
-    return [String(e.maxLen), String(e.feedMaxLen), String(fields.length / 2), ...fields];
+    return e.disabled ? ["0", "0"] : [String(e.maxLen), String(e.feedMaxLen)];
+  }
+
+  #eventSpec(fields: Arg[]): Arg[] {
+    const [maxLen, feedMaxLen] = this.#eventBounds();
+    if (maxLen === "0") return ["0", "0", "0"];
+    return [maxLen, feedMaxLen, String(fields.length / 2), ...fields];
   }
 
   #checkpointEvent(thread: string, ns: string, parent: string, cp: Checkpoint, md: Record<string, unknown>,
@@ -515,10 +521,10 @@ export class RedcheckSaver extends BaseCheckpointSaver {
     await this.setup();
     const shard = this.layout.shard(thread);
     const bound = this.#opts.events.includeValues ? this.#opts.events.maxValueBytes : -1;
-    const event = this.#eventSpec(this.#opts.events.disabled ? [] : ["t", "writes", "th", encode(thread), "ns", encode(ns), "id", id, "task", taskId]);
     // The call token: a call sent again (see below) after one that stored the writes changes nothing.
+    // put_writes.lua builds the event (t "writes", th, ns, id, task, ch) from its arguments.
     const args: Arg[] = [this.layout.shardBase(shard), encode(thread), encode(ns), id, String(this.#opts.ttl),
-      String(bound), String(MAX_EVENT_VALUES), String(this.#opts.events.maxEventBytes), newGen(), ...event];
+      String(bound), String(MAX_EVENT_VALUES), String(this.#opts.events.maxEventBytes), newGen(), ...this.#eventBounds(), taskId];
     for (let i = 0; i < writes.length; i++) {
       const [channel, value] = writes[i]!;
       const [t, d] = await dumpsTyped(this.serde, value);
