@@ -14,9 +14,9 @@ var files embed.FS
 // lib is prepended to every script.
 const libFile = "lib.lua"
 
-// Source returns the source of a script as Redis runs it: the helpers of
-// lib.lua it calls (directly or through other helpers), in lib.lua's order,
-// followed by the script's file. Only the helpers a script uses are
+// Source returns the source of a script as Redis runs it: the prelude,
+// the helpers of lib.lua it calls (directly or through other helpers), in
+// lib.lua's order, followed by the script's file. Only the helpers a script uses are
 // included, because Redis runs the whole chunk on every call and each
 // helper defined costs time.
 func Source(name string) (string, error) {
@@ -41,6 +41,7 @@ func Source(name string) (string, error) {
 	mark(string(body))
 	var b strings.Builder
 	b.WriteString("-- " + name + " (with the lib.lua helpers it uses)\n")
+	b.WriteString(prelude)
 	for _, h := range helpers {
 		if used[h.name] {
 			b.WriteString(h.text)
@@ -49,6 +50,12 @@ func Source(name string) (string, error) {
 	b.Write(body)
 	return b.String(), nil
 }
+
+// prelude opens every script, before its helpers: KEYS and ARGV as locals
+// of the chunk (upvalues of the helpers), because each use of a global is a
+// lookup in the globals table (put_writes.lua: 2.9K of 141K instructions
+// per call, make bench-instructions).
+const prelude = "local KEYS, ARGV = KEYS, ARGV -- locals: a global costs a table lookup at each use\n"
 
 // helper is one function of lib.lua with the comment above it.
 type helper struct{ name, text string }

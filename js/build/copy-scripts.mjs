@@ -1,6 +1,7 @@
 // Copies redcheck's Lua scripts (../scripts, the single source of truth)
-// into lua/, each as Redis runs it: the lib.lua helpers it calls (directly
-// or through other helpers), in lib.lua's order, then the script's file.
+// into lua/, each as Redis runs it: the prelude line, the lib.lua helpers it
+// calls (directly or through other helpers), in lib.lua's order, then the
+// script's file.
 // This is scripts.Source of the Go package (scripts/scripts.go), line for
 // line; test/scripts.test.ts checks the result against Go's, byte for byte.
 import { mkdirSync, readFileSync, readdirSync, writeFileSync, rmSync } from "node:fs";
@@ -86,6 +87,7 @@ export function source(name, dir = src) {
   };
   mark(body);
   let b = `-- ${name} (with the lib.lua helpers it uses)\n`;
+  b += "local KEYS, ARGV = KEYS, ARGV -- locals: a global costs a table lookup at each use\n"; // Go: prelude
   for (const h of helpers) if (used.has(h.name)) b += h.text;
   return b + body;
 }
