@@ -1,7 +1,8 @@
 // Package scripts holds redcheck's Lua scripts, embedded from the .lua files
 // beside this file. Each file opens with a header naming its KEYS, its ARGV
-// and what it returns; lib.lua holds the helpers every script shares and is
-// prepended to each at load time.
+// and what it returns; lib.lua holds the helpers every script shares, of
+// which those a script calls are prepended to it at load time (Source),
+// after a prelude that makes KEYS and ARGV locals of the chunk.
 //
 // Every write of a saver is one script, so it is atomic and one round trip;
 // every read is one script as well. All keys a script touches share one hash

@@ -73,6 +73,31 @@ func TestNoForbiddenLua(t *testing.T) {
 	}
 }
 
+// TestSourcePrelude: every script as Redis runs it reads KEYS and ARGV
+// from locals, declared before its first helper, and no file declares them
+// again.
+func TestSourcePrelude(t *testing.T) {
+	redeclared := regexp.MustCompile(`\blocal\s+(KEYS|ARGV)\b|^\s*local\s.*\b(KEYS|ARGV)\s*,?\s*=`)
+	for _, f := range scripts.Files() {
+		if f == "lib.lua" {
+			continue
+		}
+		src, err := scripts.Source(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.SplitN(src, "\n", 3)
+		if len(lines) < 3 || !strings.HasPrefix(lines[1], "local KEYS, ARGV = KEYS, ARGV") {
+			t.Errorf("%s: second line %q, want the prelude", f, lines[1])
+		}
+		for i, line := range strings.Split(lines[2], "\n") {
+			if redeclared.MatchString(line) {
+				t.Errorf("%s: line %d declares KEYS or ARGV again: %s", f, i+3, line)
+			}
+		}
+	}
+}
+
 // TestScriptsLoad loads every script into miniredis and a real Redis.
 func TestScriptsLoad(t *testing.T) {
 	_, mini := redistest.Mini(t)
