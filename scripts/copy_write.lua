@@ -47,7 +47,7 @@ if phase == 'begin' or phase == 'commit' then
   if maxlen ~= '0' then
     event[#event + 1] = 'n'
     event[#event + 1] = ARGV[7]
-    publish(KEYS[5], KEYS[6], maxlen, feedmaxlen, event)
+    publish(KEYS[5], KEYS[6], maxlen, feedmaxlen, unpack(event))
     local ttl = tonumber(ARGV[6])
     if ttl > 0 then redis.call('PEXPIRE', KEYS[5], ttl) else redis.call('PERSIST', KEYS[5]) end
   end

@@ -67,7 +67,7 @@ end
 if tonumber(maxlen) > 0 then
   for enct, n in pairs(perthread) do
     publish(sb .. 't:' .. enct .. ':events', sb .. 'feed', maxlen, feedmaxlen,
-      {'t', 'runs_deleted', 'th', enct, 'runs', ARGV[5], 'n', tostring(n)})
+      't', 'runs_deleted', 'th', enct, 'runs', ARGV[5], 'n', tostring(n))
   end
 end
 return out

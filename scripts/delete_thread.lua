@@ -32,7 +32,7 @@ retire(sb, enct, gen, now)
 if state ~= 'expired' and count > 0 and maxlen ~= '0' then
   event[#event + 1] = 'n'
   event[#event + 1] = tostring(count)
-  publish(KEYS[4], KEYS[5], maxlen, feedmaxlen, event)
+  publish(KEYS[4], KEYS[5], maxlen, feedmaxlen, unpack(event))
   redis.call('PEXPIRE', KEYS[4], tonumber(ARGV[3]))
 end
 local _, done = reclaim_gen(sb, entry, budget)

@@ -5,14 +5,14 @@
 -- Returns: nothing; defines local functions only (Redis forbids globals in scripts).
 -- Work bound: each helper's cost is stated beside it.
 
--- Calls cmd on key with the items of list as arguments, at most step at a time
--- (Lua's unpack is limited to a few thousand values), and concatenates table replies.
--- O(#list).
-local function chunked(cmd, key, list, step)
-  if #list <= step then return redis.call(cmd, key, unpack(list)) end
+-- Calls cmd on key with the first n items of list (all of them when n is nil) as arguments, at most step
+-- at a time (Lua's unpack is limited to a few thousand values), and concatenates table replies. O(n).
+local function chunked(cmd, key, list, step, n)
+  n = n or #list
+  if n <= step then return redis.call(cmd, key, unpack(list, 1, n)) end
   local out = {}
-  for i = 1, #list, step do
-    local last = math.min(i + step - 1, #list)
+  for i = 1, n, step do
+    local last = math.min(i + step - 1, n)
     local r = redis.call(cmd, key, unpack(list, i, last))
     if type(r) == 'table' then
       for j = 1, #r do out[#out + 1] = r[j] end
@@ -347,29 +347,20 @@ local function load_checkpoint(cpkey, blobkey, nb)
   return cp
 end
 
--- Appends one event (a flat field, value list of at most a few hundred items: the
--- caller bounds it) to a thread's stream and to its shard's feed, each trimmed to
--- about its maximum length (maxlen, feedmaxlen: decimal strings, as event_spec returns them: a Lua
--- number passed to redis.call is formatted by Redis with "%.17g", at a cost). A maxlen of "0" (as
--- event_bounds returns it for any maxlen <= 0) means publishing is off. Events are
--- appended by the script that made the write they announce. O(#fields).
-local function publish(stream, feed, maxlen, feedmaxlen, fields)
+-- Appends one event, its field/value pairs given as the arguments after feedmaxlen (at most a few hundred
+-- items: the caller bounds them; a table's or an ARGV span's passed by unpack, no table built for them), to
+-- a thread's stream and to its shard's feed, each trimmed to about its maximum length (maxlen, feedmaxlen:
+-- decimal strings, as event_bounds returns them: a Lua number passed to redis.call is formatted by Redis
+-- with "%.17g", at a cost). A maxlen of "0" (as event_bounds returns it for any maxlen <= 0) means
+-- publishing is off. Events are appended by the script that made the write they announce. O(#fields).
+local function publish(stream, feed, maxlen, feedmaxlen, ...)
   if maxlen == '0' then return end
-  redis.call('XADD', stream, 'MAXLEN', '~', maxlen, '*', unpack(fields))
-  redis.call('XADD', feed, 'MAXLEN', '~', feedmaxlen, '*', unpack(fields))
-end
-
--- Appends one event whose field/value pairs are ARGV[from .. to] (the caller
--- bounds them, see event_span) to a thread's stream and to its shard's feed, as
--- publish does, without copying them into a table. O(to - from).
-local function publish_span(stream, feed, maxlen, feedmaxlen, from, to)
-  if maxlen == '0' then return end
-  redis.call('XADD', stream, 'MAXLEN', '~', maxlen, '*', unpack(ARGV, from, to))
-  redis.call('XADD', feed, 'MAXLEN', '~', feedmaxlen, '*', unpack(ARGV, from, to))
+  redis.call('XADD', stream, 'MAXLEN', '~', maxlen, '*', ...)
+  redis.call('XADD', feed, 'MAXLEN', '~', feedmaxlen, '*', ...)
 end
 
 -- Reads the bounds of an event from ARGV at position i: the stream's maxlen and
--- the feed's, as the decimal strings received (publish and publish_span pass them
+-- the feed's, as the decimal strings received (publish passes them
 -- to XADD as they are), but the stream's as "0", publishing off, for any number
 -- <= 0, so that callers test it as a string (tonumber costs a strtod, about 1,300
 -- instructions). A maxlen that is not a number raises an error, before the
@@ -382,7 +373,7 @@ end
 
 -- Reads an event spec from ARGV at position i (maxlen, feed maxlen, n, then n
 -- field/value pairs) without copying it: returns maxlen and feedmaxlen
--- (event_bounds), for publish_span, the positions of the first and last item of
+-- (event_bounds), for publish, the positions of the first and last item of
 -- the pairs, and the position after the spec. O(1).
 local function event_span(i)
   local maxlen, feedmaxlen = event_bounds(i)

@@ -51,7 +51,7 @@ if phase == 'finish' then
   if tonumber(ARGV[5]) > 0 and maxlen ~= '0' then
     event[#event + 1] = 'n'
     event[#event + 1] = ARGV[5]
-    publish(KEYS[3], KEYS[4], maxlen, feedmaxlen, event)
+    publish(KEYS[3], KEYS[4], maxlen, feedmaxlen, unpack(event))
   end
   return {gen}
 end

@@ -323,7 +323,7 @@ if runkey then redis.call('SADD', runkey, member) end
 if newgen then redis.call('HSET', KEYS[1], 'g', gen) end
 if newgen or ttl > 0 then touch(sb, enct, ttl, now) end
 if maxlen ~= '0' then
-  publish_span(KEYS[5], KEYS[6], maxlen, feedmaxlen, evfrom, evto)
+  publish(KEYS[5], KEYS[6], maxlen, feedmaxlen, unpack(ARGV, evfrom, evto))
   if ttl > 0 then
     redis.call('PEXPIRE', KEYS[5], ARGV[8])
   elseif newgen then

@@ -95,19 +95,12 @@ for w = 0, nw - 1 do
     end
   end
 end
-if nset <= 1000 then
-  redis.call('HSET', cp, unpack(set, 1, nset))
-else
-  for k = nset + 1, #set do set[k] = nil end
-  chunked('HSET', cp, set, 1000)
-end
+chunked('HSET', cp, set, 1000, nset)
 if ttl > 0 then touch(sb, enct, ttl, now) end
 if written > 0 and maxlen ~= '0' then
-  -- As publish appends an event (to the thread's stream and the shard's feed), but with its fields
-  -- written in the calls: no table of them to build and unpack (4K of 140K instructions).
-  local ch, task = table.concat(chs, '', 1, nch), ARGV[12]
-  redis.call('XADD', KEYS[3], 'MAXLEN', '~', maxlen, '*', 't', 'writes', 'th', enct, 'ns', encns, 'id', id, 'task', task, 'ch', ch, unpack(vals, 1, nv))
-  redis.call('XADD', KEYS[4], 'MAXLEN', '~', feedmaxlen, '*', 't', 'writes', 'th', enct, 'ns', encns, 'id', id, 'task', task, 'ch', ch, unpack(vals, 1, nv))
+  -- The event's fields go to publish as arguments: no table of them to build and unpack.
+  publish(KEYS[3], KEYS[4], maxlen, feedmaxlen, 't', 'writes', 'th', enct, 'ns', encns, 'id', id, 'task', ARGV[12],
+    'ch', table.concat(chs, '', 1, nch), unpack(vals, 1, nv))
   if ttl > 0 then redis.call('PEXPIRE', KEYS[3], ARGV[5]) end
 end
 return written
