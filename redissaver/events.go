@@ -108,8 +108,8 @@ const (
 )
 
 // eventBounds is the start of a script's event spec: stream maxlen (0: no
-// event) and feed maxlen. put_writes.lua takes them alone and builds its
-// event itself.
+// event) and feed maxlen. put_writes.lua and delete_runs.lua take them alone
+// and build their events themselves.
 func (s *Saver) eventBounds() (maxlen, feedMaxlen int64) {
 	if s.opts.Events.Disabled {
 		return 0, 0

@@ -49,14 +49,14 @@ func (s *Saver) DeleteForRuns(ctx context.Context, runIDs []string) error {
 			pending = append(pending, runShard{n, s.layout.Run(n, r)})
 		}
 	}
-	ev := s.eventSpec()
+	maxlen, feedMaxlen := s.eventBounds()
 	names := joinNames(valid)
 	touched := map[nsRef]bool{}
 	var refs []nsRef
 	for len(pending) > 0 {
 		calls := make([]scriptCall, len(pending))
 		for i, p := range pending {
-			calls[i] = scriptCall{keys: []string{p.key}, args: []any{s.layout.ShardBase(p.shard), runBudget, ev[0], ev[1], names}}
+			calls[i] = scriptCall{keys: []string{p.key}, args: []any{s.layout.ShardBase(p.shard), runBudget, maxlen, feedMaxlen, names}}
 		}
 		cmds, err := s.runPipelined(ctx, scriptrun.DeleteRuns, calls)
 		if err != nil {

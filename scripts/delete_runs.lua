@@ -4,7 +4,7 @@
 -- KEYS[1] run index set (members: id \0 thread \0 namespace \0 generation)
 -- ARGV[1] shard base "P:{N}:"
 -- ARGV[2] budget: run index members to act on at most
--- ARGV[3] stream maxlen (0: no events), ARGV[4] feed maxlen
+-- ARGV[3] stream maxlen (0 or less: no events), ARGV[4] feed maxlen
 -- ARGV[5] the run ids of the call, for the events: len ":" run id, repeated
 -- Returns: {members left in the run index, then triples encoded thread, generation, encoded namespace of
 --          the namespaces that lost checkpoints and still hold some}. Each thread that lost checkpoints gets
@@ -15,7 +15,7 @@
 -- checkpoints goes, and so does a thread left without namespaces.
 -- Work bound: at most ARGV[2] members, each O(log n).
 local sb, budget = ARGV[1], tonumber(ARGV[2])
-local maxlen, feedmaxlen = ARGV[3], ARGV[4] -- decimal strings, passed to publish as received
+local maxlen, feedmaxlen = event_bounds(3) -- read before the first write
 local now = now_ms()
 local touched, order = {}, {} -- "thread \0 generation \0 namespace" -> {thread, generation, namespace}
 local perthread = {} -- thread -> checkpoints deleted
@@ -64,7 +64,7 @@ for _, key in ipairs(order) do
     out[#out + 1] = t[3]
   end
 end
-if tonumber(maxlen) > 0 then
+if maxlen ~= '0' then
   for enct, n in pairs(perthread) do
     publish(sb .. 't:' .. enct .. ':events', sb .. 'feed', maxlen, feedmaxlen,
       't', 'runs_deleted', 'th', enct, 'runs', ARGV[5], 'n', tostring(n))

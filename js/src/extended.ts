@@ -21,6 +21,7 @@ export interface Ops {
   layout: Layout;
   ttl: number;
   eventSpec(fields: Arg[]): Arg[];
+  eventBounds(): [string, string];
   deleteThread(threadId: string): Promise<void>;
 }
 
@@ -44,13 +45,13 @@ export async function deleteForRuns(o: Ops, runIds: string[]): Promise<void> {
   if (valid.length === 0) return;
   let pending: { shard: number; key: string }[] = [];
   for (let n = 0; n < o.layout.shards; n++) for (const r of valid) pending.push({ shard: n, key: o.layout.run(n, r) });
-  const ev = o.eventSpec([]);
+  const [maxLen, feedMaxLen] = o.eventBounds();
   const names = joinNames(valid);
   const touched = new Set<string>();
   const refs: NsRef[] = [];
   while (pending.length > 0) {
     const replies = await Promise.all(pending.map((p) =>
-      o.conn.run(scripts.deleteRuns, [p.key], [o.layout.shardBase(p.shard), String(RUN_BUDGET), ev[0]!, ev[1]!, names])
+      o.conn.run(scripts.deleteRuns, [p.key], [o.layout.shardBase(p.shard), String(RUN_BUDGET), maxLen, feedMaxLen, names])
         .catch((e) => { throw scriptError("delete for runs", e); })));
     const next: typeof pending = [];
     replies.forEach((res, i) => {

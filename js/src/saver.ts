@@ -982,7 +982,7 @@ export class RedcheckSaver extends BaseCheckpointSaver {
   }
 
   #ops(): Ops {
-    return { conn: this.#conn, layout: this.layout, ttl: this.#opts.ttl, eventSpec: (f) => this.#eventSpec(f), deleteThread: (t) => this.deleteThread(t) };
+    return { conn: this.#conn, layout: this.layout, ttl: this.#opts.ttl, eventSpec: (f) => this.#eventSpec(f), eventBounds: () => this.#eventBounds(), deleteThread: (t) => this.deleteThread(t) };
   }
 
   /**
