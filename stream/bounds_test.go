@@ -55,6 +55,7 @@ func subscriptionsLeavePoolAlone(t *testing.T, rdb redis.UniversalClient) {
 	var wg sync.WaitGroup
 	var got atomic.Int64
 	seen := make([]atomic.Bool, subs)
+	found := nowFound(t, rdb)
 	for i := range subs {
 		wg.Add(1)
 		go func() {
@@ -67,7 +68,8 @@ func subscriptionsLeavePoolAlone(t *testing.T, rdb redis.UniversalClient) {
 		}()
 	}
 	defer func() { cancel(); wg.Wait() }()
-	time.Sleep(time.Second) // every subscription blocks in Redis
+	found(subs)                        // every subscription has its position: none misses its event below
+	time.Sleep(100 * time.Millisecond) // and goes on to block in Redis
 	// Puts to other threads: the subscriptions only wait. Then puts to the
 	// subscribed threads: each wakes one, which reads its event.
 	idle50, idle99 := putLoop("other")

@@ -96,9 +96,10 @@ func noMetaYet(t *testing.T, rdb redis.UniversalClient) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	found := nowFound(t, rdb)
 	got, cancel := collect(t, sub, stream.Query{ThreadID: "x"}, 1)
 	defer cancel()
-	time.Sleep(300 * time.Millisecond) // let the subscription find "now"
+	found(1)
 	s := newSaver(t, rdb, redissaver.Options{Prefix: prefix, Shards: 2})
 	ids := putN(t, s, "x", 1)
 	if evs := checkpointIDs(<-got); len(evs) != 1 || evs[0] != ids[0] {

@@ -3,6 +3,7 @@ package stream_test
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,6 +21,37 @@ func newSubscriber(t *testing.T, rdb redis.UniversalClient, s *redissaver.Saver)
 		t.Fatal(err)
 	}
 	return sub
+}
+
+// nowFound counts the subscriptions through rdb that have found "now" (the
+// pipeline of XREVRANGEs that reads the end of their streams has returned)
+// and returns a wait for n of them: a test that publishes after it knows
+// those events come after every such position, where a sleep only hopes so.
+func nowFound(t *testing.T, rdb redis.UniversalClient) (wait func(n int)) {
+	var found atomic.Int64
+	rdb.AddHook(endsRead{&found})
+	return func(n int) {
+		t.Helper()
+		waitFor(t, fmt.Sprintf("%d subscriptions to find \"now\"", n), func() bool { return found.Load() >= int64(n) })
+	}
+}
+
+// endsRead is nowFound's hook: it counts the pipelines of XREVRANGEs that
+// returned without error.
+type endsRead struct{ n *atomic.Int64 }
+
+func (endsRead) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (endsRead) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+
+func (h endsRead) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		if err == nil && len(cmds) > 0 && cmds[0].Name() == "xrevrange" {
+			h.n.Add(1)
+		}
+		return err
+	}
 }
 
 // putN writes n chained checkpoints on a thread and returns their ids.
@@ -71,12 +103,13 @@ func TestSubscribeLive(t *testing.T) { forTiers(t, subscribeLive) }
 func subscribeLive(t *testing.T, rdb redis.UniversalClient) {
 	s := newSaver(t, rdb, redissaver.Options{})
 	sub := newSubscriber(t, rdb, s)
+	found := nowFound(t, rdb)
 	putN(t, s, "before", 2) // before the subscriptions: not seen from "now"
 	one, cancel1 := collect(t, sub, stream.Query{ThreadID: "live"}, 5)
 	defer cancel1()
 	all, cancel2 := collect(t, sub, stream.Query{}, 8)
 	defer cancel2()
-	time.Sleep(300 * time.Millisecond) // let both subscriptions find "now" (one round trip each; generous for -race on 2 cores)
+	found(2)
 	ids := putN(t, s, "live", 5)
 	others := putN(t, s, "other", 3)
 	if got := checkpointIDs(<-one); fmt.Sprint(got) != fmt.Sprint(ids) {
