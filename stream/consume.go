@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/graphstate/redcheck/checkpoint"
@@ -124,7 +125,8 @@ func (s *Subscriber) Consume(ctx context.Context, group, consumer string, handle
 	defer cancel()
 	rdb, release := s.blockingClient(len(readGroups(s.rdb, len(streams))))
 	defer release()
-	batches := s.pump(ctx, rdb, streams, make([]string, len(streams)), reader{block: c.xreadgroup(rdb)})
+	none := make([]string, len(streams))
+	batches := s.pump(ctx, rdb, streams, positions{none, slices.Clone(none)}, reader{block: c.xreadgroup(rdb)})
 	reclaim := time.NewTicker(max(opts.MinIdle/4, 10*time.Millisecond))
 	defer reclaim.Stop()
 	for {

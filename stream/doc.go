@@ -41,9 +41,9 @@
 //     when the stream it was reading is gone or empty, or was lost and
 //     written again with entries at or before its position (a clock that
 //     went back, a loss and a write within one millisecond: the stream no
-//     longer holds the entry at the position, though it holds one before)
-//     (GapStreamLost; it then reads the stream's next incarnation from its
-//     start). Delivery goes on with the events that follow, exactly once;
+//     longer holds the entry at the position, or holds another event under
+//     its ID, though it holds one at or before it) (GapStreamLost; it then
+//     reads the stream's next incarnation from its start). Delivery goes on with the events that follow, exactly once;
 //     the gap event's Cursor resumes after the gap. The check reads the
 //     stream's first entry and the entries at the reader's positions
 //     in the same MULTI as a non-blocking XREAD: at the start, after an
@@ -56,10 +56,15 @@
 //     thread on loopback). Positions that are not entry IDs (FromBeginning, a Since time,
 //     the start of a stream that was empty) are not checked: they claim no
 //     event. Redis does not keep the IDs it trims, so a trim that fell
-//     exactly after the position is reported too, though nothing was lost;
-//     nor does a stream keep an identity across its losses, so a new
-//     incarnation that holds an entry with exactly the position's ID is
-//     taken for the old one.
+//     exactly after the position is reported too, though nothing was lost.
+//     A stream keeps no identity across its losses, so a position carries
+//     one of its entry: a Cursor holds, after each entry ID, "~" and a mark
+//     of that entry's fields (8 hex digits of a 32-bit FNV-1a hash), and an
+//     entry at the position's ID with another mark is another event. A
+//     cursor without marks (an entry ID as Query.From, or a cursor from
+//     before marks) is still taken; until the subscription has read an
+//     entry of its own, a new incarnation holding an entry with exactly its
+//     ID is then taken for the old one.
 //   - Consume reports through ConsumeOptions.OnError, with an Event of
 //     TypeGap: a group re-created after it (or its stream) vanished
 //     (GapGroupLost, once per stream, not once per poll), and pending

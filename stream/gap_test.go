@@ -445,79 +445,93 @@ func reopen(t *testing.T, rdb redis.UniversalClient, s *redissaver.Saver) *redis
 }
 
 // TestSubscribeStreamRewritten: a stream lost and written again with an
-// entry before the subscription's position (a clock that went back, or a
-// loss and a write within one millisecond) yields one gap, then the new
-// incarnation from its start, the entry before the position included:
-// reading on from the position would skip it. Both when the subscription
-// resumes from a cursor after the rewrite and when it is blocked reading
-// while it happens; for one thread and for every thread.
+// entry before the subscription's position, or another event at exactly
+// its ID (a clock that went back, or a loss and a write within one
+// millisecond), yields one gap, then the new incarnation from its start,
+// the entry before or at the position included: reading on from the
+// position would skip it. The entry at the position is told from the one
+// the subscription read by the mark its cursor carries. Both when the
+// subscription resumes from a cursor after the rewrite and when it is
+// blocked reading while it happens; for one thread and for every thread.
 func TestSubscribeStreamRewritten(t *testing.T) { forTiers(t, subscribeStreamRewritten) }
 
 func subscribeStreamRewritten(t *testing.T, rdb redis.UniversalClient) {
-	ctx := context.Background()
 	for _, thread := range []string{"rewritten", ""} {
 		for _, when := range []string{"before resuming", "while reading"} {
-			t.Run(fmt.Sprintf("thread=%s/%s", thread, when), func(t *testing.T) {
-				s := newSaver(t, rdb, redissaver.Options{Shards: 1})
-				sub := newSubscriber(t, rdb, s)
-				key := s.Layout().Events("rewritten")
-				if thread == "" {
-					key = s.Layout().Feed(0)
-				}
-				before := putN(t, s, "rewritten", 3)
-				old := rdb.XRange(ctx, key, "-", "+").Val()
-				pos := old[len(old)-1].ID
-				// The rewrite: the stream is lost, then holds a copy of
-				// its first event under an ID before pos, then a new event.
-				rewrite := func() []string {
-					ms, _, _ := strings.Cut(pos, "-")
-					if err := rdb.Del(ctx, key).Err(); err != nil {
-						t.Fatal(err)
-					}
-					back := fmt.Sprintf("%d-0", mustAtoi(t, ms)-1)
-					if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: key, ID: back, Values: old[0].Values}).Err(); err != nil {
-						t.Fatal(err)
-					}
-					// The new event after pos's millisecond: within it, it could
-					// take exactly pos's ID, which no reader can tell from the
-					// entry it read (stream/doc.go, "Gaps").
-					for time.Now().UnixMilli() <= mustAtoi(t, ms) {
-						time.Sleep(time.Millisecond)
-					}
-					return append([]string{before[0]}, putN(t, s, "rewritten", 1)...)
-				}
-				var want []string
-				var log *gapLog
-				var cancel context.CancelFunc
-				var done <-chan struct{}
-				if when == "before resuming" {
-					after := rewrite()
-					log, cancel, done = follow(sub, stream.Query{ThreadID: thread, From: pos})
-					want = append([]string{"gap"}, after...)
-				} else {
-					log, cancel, done = follow(sub, stream.Query{ThreadID: thread, From: stream.FromBeginning})
-					waitFor(t, "the events before the rewrite", func() bool { seq, _ := log.snapshot(); return len(seq) >= len(before) })
-					time.Sleep(50 * time.Millisecond) // the subscription waits in a blocking read
-					after := rewrite()
-					want = append(append(slices.Clone(before), "gap"), after...)
-				}
-				defer func() { cancel(); <-done }()
-				waitFor(t, "the rewritten stream's events", func() bool { seq, _ := log.snapshot(); return len(seq) >= len(want) })
-				time.Sleep(200 * time.Millisecond) // nothing more may come
-				cancel()
-				<-done
-				seq, gaps := log.snapshot()
-				if fmt.Sprint(seq) != fmt.Sprint(want) {
-					t.Errorf("got %v, want %v", seq, want)
-				}
-				if len(gaps) == 1 && (gaps[0].Reason != stream.GapStreamLost || gaps[0].From != pos) {
-					t.Errorf("gap %+v, want %s from %s", gaps[0], stream.GapStreamLost, pos)
-				}
-				if len(log.errs) > 0 {
-					t.Errorf("errors: %v", log.errs)
-				}
-			})
+			for _, at := range []string{"before", "at"} {
+				t.Run(fmt.Sprintf("thread=%s/%s/%s", thread, when, at), func(t *testing.T) {
+					rewriteOnce(t, rdb, thread, when, at == "at")
+				})
+			}
 		}
+	}
+}
+
+func rewriteOnce(t *testing.T, rdb redis.UniversalClient, thread, when string, atPos bool) {
+	ctx := context.Background()
+	s := newSaver(t, rdb, redissaver.Options{Shards: 1})
+	sub := newSubscriber(t, rdb, s)
+	key := s.Layout().Events("rewritten")
+	if thread == "" {
+		key = s.Layout().Feed(0)
+	}
+	before := putN(t, s, "rewritten", 3)
+	old := rdb.XRange(ctx, key, "-", "+").Val()
+	pos := old[len(old)-1].ID
+	cursor, err := sub.Position(ctx, thread) // pos, and the mark of its entry
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The rewrite: the stream is lost, then holds a copy of
+	// its first event under an ID before pos (or at pos),
+	// then a new event.
+	rewrite := func() []string {
+		ms, _, _ := strings.Cut(pos, "-")
+		if err := rdb.Del(ctx, key).Err(); err != nil {
+			t.Fatal(err)
+		}
+		back := fmt.Sprintf("%d-0", mustAtoi(t, ms)-1)
+		if atPos {
+			back = pos
+		}
+		if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: key, ID: back, Values: old[0].Values}).Err(); err != nil {
+			t.Fatal(err)
+		}
+		// The new event after pos's millisecond.
+		for time.Now().UnixMilli() <= mustAtoi(t, ms) {
+			time.Sleep(time.Millisecond)
+		}
+		return append([]string{before[0]}, putN(t, s, "rewritten", 1)...)
+	}
+	var want []string
+	var log *gapLog
+	var cancel context.CancelFunc
+	var done <-chan struct{}
+	if when == "before resuming" {
+		after := rewrite()
+		log, cancel, done = follow(sub, stream.Query{ThreadID: thread, From: cursor})
+		want = append([]string{"gap"}, after...)
+	} else {
+		log, cancel, done = follow(sub, stream.Query{ThreadID: thread, From: stream.FromBeginning})
+		waitFor(t, "the events before the rewrite", func() bool { seq, _ := log.snapshot(); return len(seq) >= len(before) })
+		time.Sleep(50 * time.Millisecond) // the subscription waits in a blocking read
+		after := rewrite()
+		want = append(append(slices.Clone(before), "gap"), after...)
+	}
+	defer func() { cancel(); <-done }()
+	waitFor(t, "the rewritten stream's events", func() bool { seq, _ := log.snapshot(); return len(seq) >= len(want) })
+	time.Sleep(200 * time.Millisecond) // nothing more may come
+	cancel()
+	<-done
+	seq, gaps := log.snapshot()
+	if fmt.Sprint(seq) != fmt.Sprint(want) {
+		t.Errorf("got %v, want %v", seq, want)
+	}
+	if len(gaps) == 1 && (gaps[0].Reason != stream.GapStreamLost || gaps[0].From != pos) {
+		t.Errorf("gap %+v, want %s from %s", gaps[0], stream.GapStreamLost, pos)
+	}
+	if len(log.errs) > 0 {
+		t.Errorf("errors: %v", log.errs)
 	}
 }
 

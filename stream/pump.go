@@ -13,13 +13,22 @@ import (
 // reader reads from some streams. block reads after the given positions
 // (XREAD) or for a group (XREADGROUP, positions ignored), blocking up to the
 // subscriber's Block; it returns redis.Nil when nothing arrived. check, when
-// not nil, reads after the positions ids without blocking and, in the same
+// not nil, reads after the positions at without blocking and, in the same
 // transaction, what each stream holds at its start and at the positions pre
-// and ids (see checked), so that a gap between a position and what the
+// and at (see checked), so that a gap between a position and what the
 // stream holds is seen.
 type reader struct {
 	block func(ctx context.Context, streams, ids []string) ([]redis.XStream, error)
-	check func(ctx context.Context, streams, pre, ids []string) ([]redis.XStream, []checked, error)
+	check func(ctx context.Context, streams []string, pre, at positions) ([]redis.XStream, []checked, error)
+}
+
+// positions are a reader's positions, one per stream: the IDs it reads
+// after and the marks of the entries at them ("" where unknown: a position
+// that is no entry, a cursor without marks, a consumer group's reads).
+type positions struct{ ids, marks []string }
+
+func (p positions) clone() positions {
+	return positions{slices.Clone(p.ids), slices.Clone(p.marks)}
 }
 
 // batch is what one read returned: gaps first, then entries.
@@ -29,10 +38,11 @@ type batch struct {
 	err  error
 }
 
-// gapAt is a gap, and the position its stream is read on from.
+// gapAt is a gap, and the position its stream is read on from (with the
+// mark of its entry).
 type gapAt struct {
-	gap    *GapError
-	resume string
+	gap          *GapError
+	resume, mark string
 }
 
 // pump reads in the background and sends each batch on the returned
@@ -41,14 +51,14 @@ type gapAt struct {
 // reader per stream; otherwise one reader reads them all at once. Readers
 // back off after an error (doubling up to MaxBackoff) and stop when ctx
 // ends; the channel is closed once they all have.
-func (s *Subscriber) pump(ctx context.Context, rdb redis.UniversalClient, streams, ids []string, r reader) <-chan batch {
+func (s *Subscriber) pump(ctx context.Context, rdb redis.UniversalClient, streams []string, at positions, r reader) <-chan batch {
 	out := make(chan batch)
 	var wg sync.WaitGroup
 	for _, g := range readGroups(rdb, len(streams)) {
 		ks := make([]string, len(g))
-		pos := make([]string, len(g))
+		pos := positions{make([]string, len(g)), make([]string, len(g))}
 		for j, i := range g {
-			ks[j], pos[j] = streams[i], ids[i]
+			ks[j], pos.ids[j], pos.marks[j] = streams[i], at.ids[i], at.marks[i]
 		}
 		wg.Add(1)
 		go func() {
@@ -85,7 +95,8 @@ func readGroups(rdb redis.UniversalClient, n int) [][]int {
 // reads; a blocking read that returns entries is followed at once by a
 // checked read, whose gaps are judged from the positions before the
 // blocking read and sent ahead of its entries.
-func (s *Subscriber) readLoop(ctx context.Context, streams, ids []string, r reader, out chan<- batch) {
+func (s *Subscriber) readLoop(ctx context.Context, streams []string, at positions, r reader, out chan<- batch) {
+	ids := at.ids
 	backoff := time.Duration(0)
 	needCheck := r.check != nil
 	send := func(b batch) bool {
@@ -106,7 +117,7 @@ func (s *Subscriber) readLoop(ctx context.Context, streams, ids []string, r read
 	}
 	for ctx.Err() == nil {
 		var b batch
-		pre := append([]string(nil), ids...)
+		pre := at.clone()
 		if !needCheck {
 			res, err := r.block(ctx, streams, ids)
 			if errors.Is(err, redis.Nil) {
@@ -119,7 +130,7 @@ func (s *Subscriber) readLoop(ctx context.Context, streams, ids []string, r read
 				}
 				continue
 			}
-			advance(streams, ids, res)
+			at.advance(streams, res, r.check != nil)
 			b.res = res
 			if r.check == nil {
 				backoff = 0
@@ -129,7 +140,7 @@ func (s *Subscriber) readLoop(ctx context.Context, streams, ids []string, r read
 				continue
 			}
 		}
-		res, seen, err := r.check(ctx, streams, pre, ids)
+		res, seen, err := r.check(ctx, streams, pre, at)
 		if err != nil {
 			if b.res != nil && !send(b) { // unchecked, but read: deliver it
 				return
@@ -141,7 +152,7 @@ func (s *Subscriber) readLoop(ctx context.Context, streams, ids []string, r read
 		}
 		backoff = 0
 		for j, k := range streams {
-			g, resume, dropRead := detectGap(k, pre[j], ids[j], seen[j])
+			g, resume, dropRead := detectGap(k, pre.ids[j], ids[j], seen[j])
 			if g == nil {
 				continue
 			}
@@ -149,14 +160,14 @@ func (s *Subscriber) readLoop(ctx context.Context, streams, ids []string, r read
 				// Whatever this check read of the stream follows a
 				// position it no longer holds: it is read again.
 				res = dropStream(res, k)
-				ids[j] = resume
+				ids[j], at.marks[j] = resume, ""
 			}
 			if dropRead {
 				b.res = dropStream(b.res, k)
 			}
-			b.gaps = append(b.gaps, gapAt{gap: g, resume: ids[j]})
+			b.gaps = append(b.gaps, gapAt{gap: g, resume: ids[j], mark: at.marks[j]})
 		}
-		advance(streams, ids, res)
+		at.advance(streams, res, true)
 		b.res = append(b.res, res...)
 		needCheck = s.full(res)
 		if (b.res != nil || b.gaps != nil) && !send(b) {
@@ -170,13 +181,17 @@ func dropStream(res []redis.XStream, stream string) []redis.XStream {
 	return slices.DeleteFunc(res, func(st redis.XStream) bool { return st.Stream == stream })
 }
 
-// advance moves each position past the entries read from its stream.
-func advance(streams, ids []string, res []redis.XStream) {
+// advance moves each position past the entries read from its stream, with
+// the mark of the last of them when mark is set (else none).
+func (p positions) advance(streams []string, res []redis.XStream, mark bool) {
 	for _, st := range res {
 		if n := len(st.Messages); n > 0 {
 			for j := range streams {
 				if streams[j] == st.Stream {
-					ids[j] = st.Messages[n-1].ID
+					p.ids[j], p.marks[j] = st.Messages[n-1].ID, ""
+					if mark {
+						p.marks[j] = markOf(st.Messages[n-1])
+					}
 				}
 			}
 		}

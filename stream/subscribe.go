@@ -22,8 +22,9 @@ type Query struct {
 	CheckpointNS *string
 	// From is where to start: "" for events after the subscription starts,
 	// FromBeginning for the oldest event Redis holds, or an Event.Cursor of
-	// an earlier subscription with the same ThreadID to resume right after
-	// that event.
+	// an earlier subscription with the same ThreadID (or Position's) to
+	// resume right after that event. Any other From is refused with
+	// ErrInvalidQuery (see CheckQuery).
 	From string
 	// Since, when From is "" and Since is not zero, starts at the first
 	// event appended at or after Since.
@@ -54,17 +55,18 @@ func (s *Subscriber) Subscribe(ctx context.Context, q Query) iter.Seq2[Event, er
 			yield(Event{}, err)
 			return
 		}
-		ids, err := s.begin(ctx, q, streams)
+		at, err := s.begin(ctx, q, streams)
 		for err != nil {
-			if errors.Is(err, checkpoint.ErrInvalidConfig) {
+			if errors.Is(err, checkpoint.ErrInvalidConfig) || errors.Is(err, ErrInvalidQuery) {
 				yield(Event{}, err)
 				return
 			}
 			if ctx.Err() != nil || !yield(Event{}, err) || !sleep(ctx, s.opts.MaxBackoff) {
 				return
 			}
-			ids, err = s.begin(ctx, q, streams)
+			at, err = s.begin(ctx, q, streams)
 		}
+		ids, marks := at.ids, at.marks
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		rdb, release := s.blockingClient(len(readGroups(s.rdb, len(streams))))
@@ -74,7 +76,7 @@ func (s *Subscriber) Subscribe(ctx context.Context, q Query) iter.Seq2[Event, er
 			index[k] = i
 		}
 		r := reader{block: s.xread(rdb), check: s.xreadChecked(rdb)}
-		for b := range s.pump(ctx, rdb, streams, ids, r) {
+		for b := range s.pump(ctx, rdb, streams, at.clone(), r) {
 			if b.err != nil {
 				if !yield(Event{}, fmt.Errorf("stream: read: %w", b.err)) {
 					return
@@ -82,8 +84,9 @@ func (s *Subscriber) Subscribe(ctx context.Context, q Query) iter.Seq2[Event, er
 				continue
 			}
 			for _, g := range b.gaps {
-				ids[index[g.gap.Stream]] = g.resume
-				if !yield(gapEvent(g.gap, q.ThreadID, cursorOf(ids)), g.gap) {
+				i := index[g.gap.Stream]
+				ids[i], marks[i] = g.resume, g.mark
+				if !yield(gapEvent(g.gap, q.ThreadID, cursorOf(ids, marks)), g.gap) {
 					return
 				}
 			}
@@ -93,9 +96,9 @@ func (s *Subscriber) Subscribe(ctx context.Context, q Query) iter.Seq2[Event, er
 					continue
 				}
 				for _, msg := range st.Messages {
-					ids[i] = msg.ID
+					ids[i], marks[i] = msg.ID, markOf(msg)
 					ev, err := DecodeEvent(msg, s.opts.Serializer)
-					ev.Stream, ev.Cursor = st.Stream, cursorOf(ids)
+					ev.Stream, ev.Cursor = st.Stream, cursorOf(ids, marks)
 					if err == nil && q.CheckpointNS != nil && ev.CheckpointNS != *q.CheckpointNS {
 						continue
 					}
@@ -108,13 +111,33 @@ func (s *Subscriber) Subscribe(ctx context.Context, q Query) iter.Seq2[Event, er
 	}
 }
 
-// begin checks the prefix's meta key, then finds where the subscription
-// starts.
-func (s *Subscriber) begin(ctx context.Context, q Query, streams []string) ([]string, error) {
+// begin checks the query and the prefix's meta key, then finds where the
+// subscription starts.
+func (s *Subscriber) begin(ctx context.Context, q Query, streams []string) (positions, error) {
+	if err := s.CheckQuery(q); err != nil {
+		return positions{}, err
+	}
 	if err := s.checkMeta(ctx); err != nil {
-		return nil, err
+		return positions{}, err
 	}
 	return s.start(ctx, q, streams)
+}
+
+// CheckQuery returns an error when q can never be read: one wrapping
+// checkpoint.ErrInvalidConfig for a ThreadID no saver accepts, one wrapping
+// ErrInvalidQuery when its From is neither "", FromBeginning nor a cursor
+// of the streams q reads (say, an every-thread cursor given to a one-thread
+// query, or the reverse, or a cursor of another shard count). Subscribe
+// checks it too, before its first read, and then yields the error once and
+// ends; CheckQuery lets a caller refuse such a query up front (an HTTP
+// handler, say).
+func (s *Subscriber) CheckQuery(q Query) error {
+	streams, err := s.streams(q.ThreadID)
+	if err != nil || q.From == "" {
+		return err
+	}
+	_, _, err = parseCursor(q.From, len(streams))
+	return err
 }
 
 // Position returns the current end of the events of a thread ("" for every
@@ -125,11 +148,11 @@ func (s *Subscriber) Position(ctx context.Context, threadID string) (string, err
 	if err != nil {
 		return "", err
 	}
-	ids, err := s.start(ctx, Query{}, streams)
+	at, err := s.start(ctx, Query{}, streams)
 	if err != nil {
 		return "", err
 	}
-	return cursorOf(ids), nil
+	return cursorOf(at.ids, at.marks), nil
 }
 
 // streams returns the keys a subscription reads: the thread's stream, or
@@ -151,16 +174,18 @@ func (s *Subscriber) streams(threadID string) ([]string, error) {
 // start resolves the query's start into one position per stream. "Now" is
 // the last ID each stream holds (read once, so that nothing appended after
 // the subscription starts is missed between reads).
-func (s *Subscriber) start(ctx context.Context, q Query, streams []string) ([]string, error) {
+func (s *Subscriber) start(ctx context.Context, q Query, streams []string) (positions, error) {
+	at := positions{make([]string, len(streams)), make([]string, len(streams))}
 	switch {
 	case q.From != "":
-		return parseCursor(q.From, len(streams))
+		var err error
+		at.ids, at.marks, err = parseCursor(q.From, len(streams))
+		return at, err
 	case !q.Since.IsZero():
-		ids := make([]string, len(streams))
-		for i := range ids {
-			ids[i] = beforeTime(q.Since)
+		for i := range at.ids {
+			at.ids[i] = beforeTime(q.Since)
 		}
-		return ids, nil
+		return at, nil
 	}
 	pipe := s.rdb.Pipeline()
 	cmds := make([]*redis.XMessageSliceCmd, len(streams))
@@ -168,16 +193,15 @@ func (s *Subscriber) start(ctx context.Context, q Query, streams []string) ([]st
 		cmds[i] = pipe.XRevRangeN(ctx, k, "+", "-", 1)
 	}
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-		return nil, fmt.Errorf("stream: find the end of the streams: %w", err)
+		return positions{}, fmt.Errorf("stream: find the end of the streams: %w", err)
 	}
-	ids := make([]string, len(streams))
 	for i, c := range cmds {
-		ids[i] = "0-0"
+		at.ids[i] = "0-0"
 		if msgs, _ := c.Result(); len(msgs) > 0 {
-			ids[i] = msgs[0].ID
+			at.ids[i], at.marks[i] = msgs[0].ID, markOf(msgs[0])
 		}
 	}
-	return ids, nil
+	return at, nil
 }
 
 // xread is a blocking read after the positions.
@@ -191,24 +215,27 @@ func (s *Subscriber) xread(rdb redis.UniversalClient) func(ctx context.Context, 
 	}
 }
 
-// xreadChecked reads after the positions ids without blocking and, in the
+// xreadChecked reads after the positions at without blocking and, in the
 // same MULTI (so that no write falls between), what each stream holds at
-// its start and at the positions pre and ids (see checked).
-func (s *Subscriber) xreadChecked(rdb redis.UniversalClient) func(ctx context.Context, streams, pre, ids []string) ([]redis.XStream, []checked, error) {
-	return func(ctx context.Context, streams, pre, ids []string) ([]redis.XStream, []checked, error) {
+// its start and at the positions pre and at (see checked). A position is
+// held when the stream holds an entry with its ID and, where the position
+// has a mark, the same mark: an entry that took that ID in a new
+// incarnation of the stream is another event.
+func (s *Subscriber) xreadChecked(rdb redis.UniversalClient) func(ctx context.Context, streams []string, pre, at positions) ([]redis.XStream, []checked, error) {
+	return func(ctx context.Context, streams []string, pre, at positions) ([]redis.XStream, []checked, error) {
 		pipe := rdb.TxPipeline()
 		firsts := make([]*redis.XMessageSliceCmd, len(streams))
-		at := make([][2]*redis.XMessageSliceCmd, len(streams))
+		entries := make([][2]*redis.XMessageSliceCmd, len(streams))
 		for i, k := range streams {
 			firsts[i] = pipe.XRangeN(ctx, k, "-", "+", 1)
-			for h, pos := range []string{pre[i], ids[i]} {
-				if realPosition(pos) && (h == 0 || pos != pre[i]) {
-					at[i][h] = pipe.XRangeN(ctx, k, pos, pos, 1)
+			for h, pos := range []string{pre.ids[i], at.ids[i]} {
+				if realPosition(pos) && (h == 0 || pos != pre.ids[i]) {
+					entries[i][h] = pipe.XRangeN(ctx, k, pos, pos, 1)
 				}
 			}
 		}
 		read := pipe.XRead(ctx, &redis.XReadArgs{
-			Streams: append(append([]string{}, streams...), ids...),
+			Streams: append(append([]string{}, streams...), at.ids...),
 			Count:   s.opts.Count,
 			Block:   -1,
 		})
@@ -227,7 +254,7 @@ func (s *Subscriber) xreadChecked(rdb redis.UniversalClient) func(ctx context.Co
 			// A position not read (it claims no entry) counts as held; pos
 			// equal to pre was read once, as pre.
 			var held [2]bool
-			for h, c := range at[i] {
+			for h, c := range entries[i] {
 				held[h] = c == nil
 				if c == nil {
 					continue
@@ -236,9 +263,10 @@ func (s *Subscriber) xreadChecked(rdb redis.UniversalClient) func(ctx context.Co
 				if err != nil {
 					return nil, nil, err
 				}
-				held[h] = len(msgs) > 0
+				want := [2]string{pre.marks[i], at.marks[i]}[h]
+				held[h] = len(msgs) > 0 && (want == "" || markOf(msgs[0]) == want)
 			}
-			if ids[i] == pre[i] {
+			if at.ids[i] == pre.ids[i] {
 				held[1] = held[0]
 			}
 			out[i].preHeld, out[i].posHeld = held[0], held[1]

@@ -2,7 +2,9 @@ package stream_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -336,4 +338,69 @@ func TestSurvivesRedisRestart(t *testing.T) {
 		t.Errorf("across a crash and restart got %v, want %v", got, want)
 	}
 	t.Logf("%d errors yielded while Redis was down", errs)
+}
+
+// TestSubscribeInvalidQuery: a From that is no cursor of the query's
+// streams (not a cursor, another shard count, a malformed mark) is refused
+// by CheckQuery, and Subscribe yields that error once and ends instead of
+// retrying it; the cursors redcheck gives (an event's, Position's, without
+// marks as before) pass.
+func TestSubscribeInvalidQuery(t *testing.T) {
+	_, rdb := redistest.Mini(t)
+	s := newSaver(t, rdb, redissaver.Options{Shards: 2})
+	sub := newSubscriber(t, rdb, s)
+	ctx := context.Background()
+	putN(t, s, "q", 1)
+	own, err := sub.Position(ctx, "q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := sub.Position(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []stream.Query{
+		{ThreadID: "q"}, {ThreadID: "q", From: stream.FromBeginning}, {ThreadID: "q", From: own},
+		{From: all}, {ThreadID: "q", From: "5-1"}, {From: "5-1,0-0"},
+	} {
+		if err := sub.CheckQuery(q); err != nil {
+			t.Errorf("CheckQuery(%+v): %v", q, err)
+		}
+	}
+	for _, q := range []stream.Query{
+		{ThreadID: "q", From: "garbage"}, {ThreadID: "q", From: all}, {From: own},
+		{ThreadID: "q", From: "5-1~zz"}, {From: "5-1"},
+	} {
+		if err := sub.CheckQuery(q); !errors.Is(err, stream.ErrInvalidQuery) {
+			t.Errorf("CheckQuery(%+v): %v, want ErrInvalidQuery", q, err)
+		}
+		subscribeOnce(t, sub, q, stream.ErrInvalidQuery)
+	}
+	bad := stream.Query{ThreadID: strings.Repeat("x", 5000)} // over keys' limit
+	if err := sub.CheckQuery(bad); !errors.Is(err, checkpoint.ErrInvalidConfig) {
+		t.Errorf("CheckQuery of a thread ID of 5,000 bytes: %v, want ErrInvalidConfig", err)
+	}
+	subscribeOnce(t, sub, bad, checkpoint.ErrInvalidConfig)
+}
+
+// subscribeOnce checks that Subscribe yields one error matching want and
+// ends, within 2 s.
+func subscribeOnce(t *testing.T, sub *stream.Subscriber, q stream.Query, want error) {
+	t.Helper()
+	ctx := context.Background()
+	{
+		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		var errs []error
+		for ev, err := range sub.Subscribe(ctx, q) {
+			if err == nil {
+				t.Errorf("%+v: event %+v", q, ev)
+			}
+			errs = append(errs, err)
+		}
+		timedOut := ctx.Err()
+		cancel()
+		if len(errs) != 1 || !errors.Is(errs[0], want) || timedOut != nil {
+			t.Errorf("Subscribe(%+v) yielded %v (context %v), want one %v and the end", q, errs, timedOut, want)
+		}
+	}
 }

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/graphstate/redcheck/checkpoint"
-	"github.com/graphstate/redcheck/keys"
 	"github.com/graphstate/redcheck/stream"
 )
 
@@ -54,7 +53,7 @@ func runTail(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	q := stream.Query{ThreadID: *thread}
-	if err := startAt(&q, *from, *tgt.shards); err != nil {
+	if err := startAt(sub, &q, *from); err != nil {
 		fmt.Fprintf(stderr, "redcheck tail: %v\n", err)
 		return exitUsage
 	}
@@ -109,8 +108,9 @@ func runTail(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 }
 
-// startAt sets where q starts from the -from flag.
-func startAt(q *stream.Query, from string, shards int) error {
+// startAt sets where q starts from the -from flag: "beginning", an RFC 3339
+// time, or a cursor of the streams q reads (as tail prints them).
+func startAt(sub *stream.Subscriber, q *stream.Query, from string) error {
 	switch {
 	case from == "":
 		return nil
@@ -122,24 +122,11 @@ func startAt(q *stream.Query, from string, shards int) error {
 		q.Since = t
 		return nil
 	}
-	n := 1
-	if q.ThreadID == "" {
-		if n = shards; n == 0 {
-			n = keys.DefaultShards
-		}
-	}
-	ids := strings.Split(from, ",")
-	ok := len(ids) == n
-	for _, id := range ids {
-		ms, seq, cut := strings.Cut(id, "-")
-		_, err1 := strconv.ParseUint(ms, 10, 64)
-		_, err2 := strconv.ParseUint(seq, 10, 64)
-		ok = ok && cut && err1 == nil && err2 == nil
-	}
-	if !ok {
-		return fmt.Errorf("-from %q: not \"beginning\", an RFC 3339 time, nor a cursor of %d positions", from, n)
-	}
 	q.From = from
+	if err := sub.CheckQuery(*q); err != nil {
+		q.From = ""
+		return fmt.Errorf("-from %q: not \"beginning\", an RFC 3339 time, nor a cursor of these streams: %w", from, err)
+	}
 	return nil
 }
 

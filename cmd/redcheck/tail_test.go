@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"github.com/graphstate/redcheck/internal/redistest"
 	"github.com/graphstate/redcheck/redissaver"
 	"github.com/graphstate/redcheck/stream"
+	"github.com/redis/go-redis/v9"
 )
 
 func TestFormatEvent(t *testing.T) {
@@ -68,25 +70,34 @@ func TestEventLine(t *testing.T) {
 }
 
 func TestStartAt(t *testing.T) {
+	sub, err := stream.New(redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}), stream.Options{Shards: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var q stream.Query
-	if err := startAt(&q, "beginning", 4); err != nil || q.From != stream.FromBeginning {
+	if err := startAt(sub, &q, "beginning"); err != nil || q.From != stream.FromBeginning {
 		t.Errorf("beginning: %v %+v", err, q)
 	}
 	q = stream.Query{}
-	if err := startAt(&q, "2025-01-02T03:04:05Z", 4); err != nil || q.Since.IsZero() {
+	if err := startAt(sub, &q, "2025-01-02T03:04:05Z"); err != nil || q.Since.IsZero() {
 		t.Errorf("time: %v %+v", err, q)
 	}
-	q = stream.Query{}
-	if err := startAt(&q, "1-0,2-0,3-0,4-1", 4); err != nil || q.From != "1-0,2-0,3-0,4-1" {
-		t.Errorf("cursor: %v %+v", err, q)
-	}
-	for _, bad := range []string{"1-0", "x", "1-0,2-0,3-0,4"} {
-		if err := startAt(&stream.Query{}, bad, 4); err == nil {
-			t.Errorf("%q: no error", bad)
+	for _, c := range []string{"1-0,2-0,3-0,4-1", "1-0~0a1b2c3d,2-0,3-0,4-1~ffffffff"} {
+		q = stream.Query{}
+		if err := startAt(sub, &q, c); err != nil || q.From != c {
+			t.Errorf("cursor %q: %v %+v", c, err, q)
 		}
 	}
-	if err := startAt(&stream.Query{ThreadID: "t"}, "7-1", 4); err != nil {
-		t.Errorf("one thread's cursor: %v", err)
+	for _, bad := range []string{"1-0", "x", "1-0,2-0,3-0,4", "1-0,2-0,3-0,4-1~x"} {
+		q = stream.Query{}
+		if err := startAt(sub, &q, bad); !errors.Is(err, stream.ErrInvalidQuery) || q.From != "" {
+			t.Errorf("%q: %v %+v, want ErrInvalidQuery and no From", bad, err, q)
+		}
+	}
+	for _, c := range []string{"7-1", "7-1~0a1b2c3d"} {
+		if err := startAt(sub, &stream.Query{ThreadID: "t"}, c); err != nil {
+			t.Errorf("one thread's cursor %q: %v", c, err)
+		}
 	}
 }
 

@@ -248,6 +248,7 @@ func TestEventsBadRequests(t *testing.T) {
 		{"/api/events", "garbage"},
 		{"/api/events", "1-0"}, // one position, but 4 shards
 		{"/api/events?thread=a", "1-0,2-0"},
+		{"/api/events?thread=a", "1-0~nothex00"}, // a mark that no event's cursor has
 		{"/api/events", "t:x"},
 		{"/api/events?thread=" + strings.Repeat("x", 5000), ""},
 	} {

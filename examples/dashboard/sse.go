@@ -134,34 +134,12 @@ func (s *server) position(q *stream.Query, from string) (string, error) {
 		q.Since = time.UnixMilli(ms)
 		return from, nil
 	}
-	streams := 1
-	if q.ThreadID == "" {
-		streams = s.saver.Layout().Shards()
-	}
-	if !validCursor(from, streams) {
-		return "", fmt.Errorf("bad position %q: not a cursor of this stream", from)
-	}
 	q.From = from
+	if err := s.sub.CheckQuery(*q); err != nil {
+		q.From = ""
+		return "", fmt.Errorf("bad position %q: not a cursor of this stream: %w", from, err)
+	}
 	return from, nil
-}
-
-// validCursor reports whether c has the shape of an Event.Cursor of a
-// subscription over n streams: n stream entry IDs (ms-seq) joined by ",".
-func validCursor(c string, n int) bool {
-	ids := strings.Split(c, ",")
-	if len(ids) != n {
-		return false
-	}
-	for _, id := range ids {
-		ms, seq, ok := strings.Cut(id, "-")
-		if _, err := strconv.ParseUint(ms, 10, 64); !ok || err != nil {
-			return false
-		}
-		if _, err := strconv.ParseUint(seq, 10, 64); err != nil {
-			return false
-		}
-	}
-	return true
 }
 
 // writeItem writes one SSE message for an event or a subscription error.
