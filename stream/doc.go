@@ -43,8 +43,13 @@
 //     went back, a loss and a write within one millisecond: the stream no
 //     longer holds the entry at the position, or holds another event under
 //     its ID, though it holds one at or before it) (GapStreamLost; it then
-//     reads the stream's next incarnation from its start). Delivery goes on with the events that follow, exactly once;
-//     the gap event's Cursor resumes after the gap. The check reads the
+//     reads the stream's next incarnation from its start). Delivery goes
+//     on with the events that follow, exactly once. The gap comes after the
+//     events before it and ahead of those after it, and its Cursor never
+//     skips an event not yet yielded: for a lost stream it starts the next
+//     incarnation; for a trimmed position it is that position, so a
+//     subscription resumed from it reports the gap again, then the events
+//     after it. The check reads the
 //     stream's first entry and the entries at the reader's positions
 //     in the same MULTI as a non-blocking XREAD: at the start, after an
 //     error, after a read that returned a whole Count (the reader is

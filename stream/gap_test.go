@@ -22,11 +22,11 @@ import (
 // gapLog is what a subscription yielded: events (by checkpoint ID), gaps,
 // other errors, in order.
 type gapLog struct {
-	mu     sync.Mutex
-	seq    []string // "gap" or a checkpoint ID
-	gaps   []*stream.GapError
-	errs   []error
-	cursor string
+	mu      sync.Mutex
+	seq     []string // "gap" or a checkpoint ID
+	gaps    []*stream.GapError
+	errs    []error
+	cursors []string // each seq item's Cursor
 }
 
 func (l *gapLog) add(ev stream.Event, err error) {
@@ -40,12 +40,12 @@ func (l *gapLog) add(ev stream.Event, err error) {
 		}
 		l.seq = append(l.seq, "gap")
 		l.gaps = append(l.gaps, g)
-		l.cursor = ev.Cursor
+		l.cursors = append(l.cursors, ev.Cursor)
 	case err != nil:
 		l.errs = append(l.errs, err)
 	default:
 		l.seq = append(l.seq, ev.CheckpointID)
-		l.cursor = ev.Cursor
+		l.cursors = append(l.cursors, ev.Cursor)
 	}
 }
 

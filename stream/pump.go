@@ -31,15 +31,19 @@ func (p positions) clone() positions {
 	return positions{slices.Clone(p.ids), slices.Clone(p.marks)}
 }
 
-// batch is what one read returned: gaps first, then entries.
+// batch is what one read returned, in the order a subscription delivers
+// it: entries that precede the gaps, the gaps, then the other entries.
 type batch struct {
-	gaps []gapAt
-	res  []redis.XStream
-	err  error
+	before []redis.XStream
+	gaps   []gapAt
+	res    []redis.XStream
+	err    error
 }
 
-// gapAt is a gap, and the position its stream is read on from (with the
-// mark of its entry).
+// gapAt is a gap, and the position a subscription resumed from it starts
+// at (with the mark of its entry): where its stream is read on from, or,
+// for a gap that precedes entries the batch delivers after it, the
+// position before the gap.
 type gapAt struct {
 	gap          *GapError
 	resume, mark string
@@ -94,7 +98,11 @@ func readGroups(rdb redis.UniversalClient, n int) [][]int {
 // after an error, after a full batch and after an idle block are checked
 // reads; a blocking read that returns entries is followed at once by a
 // checked read, whose gaps are judged from the positions before the
-// blocking read and sent ahead of its entries.
+// blocking read. A gap judged from the position after its entries (the
+// stream was lost after them) is sent after them; a trim past the position
+// before them is sent ahead of them, and resuming from it starts before
+// them again: no cursor a subscription yields skips an entry it has not
+// yielded yet.
 func (s *Subscriber) readLoop(ctx context.Context, streams []string, at positions, r reader, out chan<- batch) {
 	ids := at.ids
 	backoff := time.Duration(0)
@@ -117,6 +125,7 @@ func (s *Subscriber) readLoop(ctx context.Context, streams []string, at position
 	}
 	for ctx.Err() == nil {
 		var b batch
+		var read []redis.XStream // what a blocking read returned
 		pre := at.clone()
 		if !needCheck {
 			res, err := r.block(ctx, streams, ids)
@@ -131,18 +140,18 @@ func (s *Subscriber) readLoop(ctx context.Context, streams []string, at position
 				continue
 			}
 			at.advance(streams, res, r.check != nil)
-			b.res = res
 			if r.check == nil {
 				backoff = 0
-				if !send(b) {
+				if !send(batch{res: res}) {
 					return
 				}
 				continue
 			}
+			read = res
 		}
 		res, seen, err := r.check(ctx, streams, pre, at)
 		if err != nil {
-			if b.res != nil && !send(b) { // unchecked, but read: deliver it
+			if read != nil && !send(batch{res: read}) { // unchecked, but read: deliver it
 				return
 			}
 			if !fail(err) {
@@ -151,6 +160,7 @@ func (s *Subscriber) readLoop(ctx context.Context, streams []string, at position
 			continue
 		}
 		backoff = 0
+		ahead := map[string]bool{} // streams whose gap precedes what the blocking read returned
 		for j, k := range streams {
 			g, resume, dropRead := detectGap(k, pre.ids[j], ids[j], seen[j])
 			if g == nil {
@@ -163,14 +173,26 @@ func (s *Subscriber) readLoop(ctx context.Context, streams []string, at position
 				ids[j], at.marks[j] = resume, ""
 			}
 			if dropRead {
-				b.res = dropStream(b.res, k)
+				read = dropStream(read, k)
 			}
-			b.gaps = append(b.gaps, gapAt{gap: g, resume: ids[j], mark: at.marks[j]})
+			ga := gapAt{gap: g, resume: ids[j], mark: at.marks[j]}
+			if g.Reason == GapTrimmed && pre.ids[j] != ids[j] {
+				ga.resume, ga.mark = pre.ids[j], pre.marks[j]
+				ahead[k] = true
+			}
+			b.gaps = append(b.gaps, ga)
+		}
+		for _, st := range read {
+			if ahead[st.Stream] {
+				b.res = append(b.res, st)
+			} else {
+				b.before = append(b.before, st)
+			}
 		}
 		at.advance(streams, res, true)
 		b.res = append(b.res, res...)
 		needCheck = s.full(res)
-		if (b.res != nil || b.gaps != nil) && !send(b) {
+		if (b.before != nil || b.res != nil || b.gaps != nil) && !send(b) {
 			return
 		}
 	}

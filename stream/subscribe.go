@@ -39,8 +39,9 @@ type Query struct {
 //
 // A gap (events past the subscription's position that Redis no longer
 // holds) is yielded as an Event of TypeGap with a *GapError (errors.Is
-// ErrGap), before the events that follow it; its Cursor resumes after the
-// gap. Blocking reads use a connection of their own (see
+// ErrGap), after the events that precede it and before the events that
+// follow it; no Cursor skips an event not yet yielded (see Gaps in the
+// package documentation). Blocking reads use a connection of their own (see
 // Options.BlockingClient).
 //
 // Before its first read, Subscribe reads the prefix's meta key: when the
@@ -83,6 +84,30 @@ func (s *Subscriber) Subscribe(ctx context.Context, q Query) iter.Seq2[Event, er
 				}
 				continue
 			}
+			// Each event's Cursor: the positions after it, with their marks.
+			deliver := func(res []redis.XStream) bool {
+				for _, st := range res {
+					i, ok := index[st.Stream]
+					if !ok {
+						continue
+					}
+					for _, msg := range st.Messages {
+						ids[i], marks[i] = msg.ID, markOf(msg)
+						ev, err := DecodeEvent(msg, s.opts.Serializer)
+						ev.Stream, ev.Cursor = st.Stream, cursorOf(ids, marks)
+						if err == nil && q.CheckpointNS != nil && ev.CheckpointNS != *q.CheckpointNS {
+							continue
+						}
+						if !yield(ev, err) {
+							return false
+						}
+					}
+				}
+				return true
+			}
+			if !deliver(b.before) {
+				return
+			}
 			for _, g := range b.gaps {
 				i := index[g.gap.Stream]
 				ids[i], marks[i] = g.resume, g.mark
@@ -90,22 +115,8 @@ func (s *Subscriber) Subscribe(ctx context.Context, q Query) iter.Seq2[Event, er
 					return
 				}
 			}
-			for _, st := range b.res {
-				i, ok := index[st.Stream]
-				if !ok {
-					continue
-				}
-				for _, msg := range st.Messages {
-					ids[i], marks[i] = msg.ID, markOf(msg)
-					ev, err := DecodeEvent(msg, s.opts.Serializer)
-					ev.Stream, ev.Cursor = st.Stream, cursorOf(ids, marks)
-					if err == nil && q.CheckpointNS != nil && ev.CheckpointNS != *q.CheckpointNS {
-						continue
-					}
-					if !yield(ev, err) {
-						return
-					}
-				}
+			if !deliver(b.res) {
+				return
 			}
 		}
 	}

@@ -1,0 +1,125 @@
+package stream_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/graphstate/redcheck/redissaver"
+	"github.com/graphstate/redcheck/stream"
+	"github.com/redis/go-redis/v9"
+)
+
+// TestGapOrderAroundABlockingRead: a stream that changes between a blocking
+// read that returned an event and the checked read after it. Lost after
+// the event: the event is yielded before the gap, which follows it. Trimmed
+// past the position before it: the gap is yielded first, and resuming from
+// the gap's Cursor yields the event again, after the gap again. Either way
+// no Cursor skips an event not yet yielded. The change is made by a hook on
+// the blocking reads' client, right as the read returns.
+func TestGapOrderAroundABlockingRead(t *testing.T) {
+	forTiers(t, func(t *testing.T, rdb redis.UniversalClient) {
+		for _, thread := range []string{"order", ""} {
+			t.Run("thread="+thread+"/lost", func(t *testing.T) { gapAfterRead(t, rdb, thread, "lost") })
+			t.Run("thread="+thread+"/trimmed", func(t *testing.T) { gapAfterRead(t, rdb, thread, "trimmed") })
+		}
+	})
+}
+
+func gapAfterRead(t *testing.T, rdb redis.UniversalClient, thread, change string) {
+	ctx := context.Background()
+	s := newSaver(t, rdb, redissaver.Options{Shards: 1})
+	key := s.Layout().Events("order")
+	if thread == "" {
+		key = s.Layout().Feed(0)
+	}
+	blocking := redis.NewClient(rdb.(*redis.Client).Options())
+	t.Cleanup(func() { _ = blocking.Close() })
+	var armed atomic.Bool
+	blocking.AddHook(afterBlockingRead(func() {
+		if !armed.CompareAndSwap(true, false) {
+			return
+		}
+		var err error
+		if change == "lost" {
+			err = rdb.Del(ctx, key).Err()
+		} else {
+			err = rdb.XTrimMaxLen(ctx, key, 1).Err()
+		}
+		if err != nil {
+			t.Error(err)
+		}
+	}))
+	sub, err := stream.New(rdb, stream.Options{Prefix: s.Layout().Prefix(), Shards: 1, Block: 50 * time.Millisecond,
+		MaxBackoff: 50 * time.Millisecond, BlockingClient: blocking})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := putN(t, s, "order", 2)
+	pre := rdb.XRange(ctx, key, "-", "+").Val()
+	log, cancel, done := follow(sub, stream.Query{ThreadID: thread, From: stream.FromBeginning})
+	defer func() { cancel(); <-done }()
+	waitFor(t, "the events before", func() bool { seq, _ := log.snapshot(); return len(seq) >= len(before) })
+	armed.Store(true)
+	e := putN(t, s, "order", 1) // wakes the blocking read; the hook then changes the stream
+	want := append(slices.Clone(before), e[0], "gap")
+	reason, from := stream.GapStreamLost, ""
+	if change == "trimmed" {
+		want = append(slices.Clone(before), "gap", e[0])
+		reason, from = stream.GapTrimmed, pre[len(pre)-1].ID
+	}
+	waitFor(t, "the event and the gap", func() bool { seq, _ := log.snapshot(); return len(seq) >= len(want) })
+	time.Sleep(100 * time.Millisecond) // nothing more may come
+	log.mu.Lock()
+	seq, gaps, cursors, errs := slices.Clone(log.seq), slices.Clone(log.gaps), slices.Clone(log.cursors), slices.Clone(log.errs)
+	log.mu.Unlock()
+	if armed.Load() {
+		t.Fatal("the hook did not run")
+	}
+	if fmt.Sprint(seq) != fmt.Sprint(want) || len(errs) > 0 {
+		t.Fatalf("got %v (errors %v), want %v", seq, errs, want)
+	}
+	g := gaps[0]
+	if g.Reason != reason || (from != "" && g.From != from) {
+		t.Errorf("gap %+v, want %s from %q", g, reason, from)
+	}
+	if change == "lost" {
+		return
+	}
+	// The gap's Cursor resumes before the event it precedes: a subscription
+	// from it reports the gap again, then yields the event.
+	gc := cursors[slices.Index(seq, "gap")]
+	if !strings.HasPrefix(gc, from+"~") {
+		t.Errorf("gap cursor %q, want the position %s before it", gc, from)
+	}
+	again, cancel2, done2 := follow(sub, stream.Query{ThreadID: thread, From: gc})
+	defer func() { cancel2(); <-done2 }()
+	waitFor(t, "the resumed subscription", func() bool { seq, _ := again.snapshot(); return len(seq) >= 2 })
+	if seq, _ := again.snapshot(); fmt.Sprint(seq) != fmt.Sprint([]string{"gap", e[0]}) {
+		t.Errorf("resumed from the gap's cursor: %v, want [gap %s]", seq, e[0])
+	}
+}
+
+// afterBlockingRead is a hook that calls f when a blocking XREAD returns
+// entries, before the reader sees them.
+type afterBlockingRead func()
+
+func (afterBlockingRead) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (f afterBlockingRead) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		if c, ok := cmd.(*redis.XStreamSliceCmd); ok && err == nil && len(c.Val()) > 0 {
+			f()
+		}
+		return err
+	}
+}
+
+func (afterBlockingRead) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
