@@ -32,6 +32,8 @@ func TestStreamsCluster(t *testing.T) {
 		"subscriptions_pool":        subscriptionsLeavePoolAlone,
 		"dead_letter_bounded":       deadLetterBounded,
 		"value_streams_bounded":     valueStreamsBounded,
+		"group_behind_trim":         consumeGroupBehindATrim,
+		"stream_rewritten":          subscribeStreamRewritten,
 	} {
 		t.Run(name, func(t *testing.T) { body(t, c.Client(t)) })
 	}

@@ -72,11 +72,13 @@ func (s *Subscriber) DeadLetter(stream, group string) string {
 // consumer read from that stream ("0", every entry the stream holds, when
 // it read none): the events written since the loss are all handled. It
 // reports one *GapError (GapGroupLost) per stream whose group it
-// re-created, since the group's pending entries went with it. Pending
-// entries trimmed away before they were handled are reported with their
-// IDs (GapPendingTrimmed), from XAUTOCLAIM's list of deleted entries, or,
-// on a server that does not give it, from the idle pending entries older
-// than the stream's first entry.
+// re-created, since the group's pending entries went with it. A group
+// that fell behind a trim of its stream (entries it never delivered were
+// trimmed away) reports one *GapError (GapTrimmed) when it reads again.
+// Pending entries trimmed away before they were handled are reported with
+// their IDs (GapPendingTrimmed), from XAUTOCLAIM's list of deleted entries,
+// or, on a server that does not give it, from the idle pending entries
+// older than the stream's first entry.
 func (s *Subscriber) Consume(ctx context.Context, group, consumer string, handler Handler, opts ConsumeOptions) error {
 	if group == "" || consumer == "" || handler == nil {
 		return fmt.Errorf("%w: Consume needs a group, a consumer and a handler", ErrInvalidOptions)
@@ -126,7 +128,8 @@ func (s *Subscriber) Consume(ctx context.Context, group, consumer string, handle
 	rdb, release := s.blockingClient(len(readGroups(s.rdb, len(streams))))
 	defer release()
 	none := make([]string, len(streams))
-	batches := s.pump(ctx, rdb, streams, positions{none, slices.Clone(none)}, reader{block: c.xreadgroup(rdb)})
+	batches := s.pump(ctx, rdb, streams, positions{none, slices.Clone(none)},
+		reader{block: c.xreadgroup(rdb), check: c.xreadgroupChecked(rdb)})
 	reclaim := time.NewTicker(max(opts.MinIdle/4, 10*time.Millisecond))
 	defer reclaim.Stop()
 	for {
@@ -147,14 +150,11 @@ func (s *Subscriber) Consume(ctx context.Context, group, consumer string, handle
 				opts.OnError(Event{}, fmt.Errorf("stream: read group: %w", b.err))
 				continue
 			}
-			for _, st := range b.res {
-				for _, msg := range st.Messages {
-					if compareIDs(msg.ID, c.lastSeen[st.Stream]) > 0 {
-						c.lastSeen[st.Stream] = msg.ID
-					}
-					c.handle(ctx, st.Stream, msg)
-				}
+			c.handleAll(ctx, b.before)
+			for _, g := range b.gaps {
+				opts.OnError(gapEvent(g.gap, opts.ThreadID, g.resume), g.gap)
 			}
+			c.handleAll(ctx, b.res)
 		}
 	}
 }
@@ -235,6 +235,70 @@ func (c *consumer_) xreadgroup(rdb redis.UniversalClient) func(ctx context.Conte
 		return rdb.XReadGroup(ctx, &redis.XReadGroupArgs{
 			Group: c.group, Consumer: c.name, Streams: args, Count: c.s.opts.Count, Block: c.s.opts.Block,
 		}).Result()
+	}
+}
+
+// xreadgroupChecked reads for the group without blocking and, in the same
+// MULTI, where the group stood before that read (XINFO GROUPS) and the
+// first entry its stream holds. A group whose last delivered entry is older
+// than that first entry lagged behind a trim: the entries between were
+// never delivered (GapTrimmed, From the group's last delivered entry, To
+// the stream's first). As with a subscription, a trim that fell exactly
+// after that entry is reported too: Redis keeps no trace of trimmed IDs.
+func (c *consumer_) xreadgroupChecked(rdb redis.UniversalClient) func(ctx context.Context, streams []string, _, _ positions) ([]redis.XStream, []checked, error) {
+	return func(ctx context.Context, streams []string, _, _ positions) ([]redis.XStream, []checked, error) {
+		pipe := rdb.TxPipeline()
+		infos := make([]*redis.XInfoGroupsCmd, len(streams))
+		firsts := make([]*redis.XMessageSliceCmd, len(streams))
+		args := make([]string, 0, 2*len(streams))
+		for i, k := range streams {
+			infos[i] = pipe.XInfoGroups(ctx, k)
+			infos[i].SetFirstKeyPos(2) // the key follows GROUPS: a Cluster routes the MULTI by it
+			firsts[i] = pipe.XRangeN(ctx, k, "-", "+", 1)
+			args = append(args, k)
+		}
+		for range streams {
+			args = append(args, ">")
+		}
+		read := pipe.XReadGroup(ctx, &redis.XReadGroupArgs{Group: c.group, Consumer: c.name, Streams: args, Count: c.s.opts.Count, Block: -1})
+		_, err := pipe.Exec(ctx)
+		if rerr := read.Err(); rerr != nil && !errors.Is(rerr, redis.Nil) {
+			return nil, nil, rerr // NOGROUP first: Consume creates the group again
+		}
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return nil, nil, err
+		}
+		out := make([]checked, len(streams))
+		for i, k := range streams {
+			out[i].judged = true
+			last := ""
+			for _, g := range infos[i].Val() {
+				if g.Name == c.group {
+					last = g.LastDeliveredID
+				}
+			}
+			first := ""
+			if msgs := firsts[i].Val(); len(msgs) > 0 {
+				first = msgs[0].ID
+			}
+			if realPosition(last) && first != "" && compareIDs(first, last) > 0 {
+				out[i].gap = &GapError{Stream: k, Reason: GapTrimmed, From: last, To: first}
+			}
+		}
+		res, _ := read.Result()
+		return res, out, nil
+	}
+}
+
+// handleAll handles the entries of a read, in order within each stream.
+func (c *consumer_) handleAll(ctx context.Context, res []redis.XStream) {
+	for _, st := range res {
+		for _, msg := range st.Messages {
+			if compareIDs(msg.ID, c.lastSeen[st.Stream]) > 0 {
+				c.lastSeen[st.Stream] = msg.ID
+			}
+			c.handle(ctx, st.Stream, msg)
+		}
 	}
 }
 

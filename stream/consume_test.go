@@ -3,10 +3,13 @@ package stream_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/graphstate/redcheck/redissaver"
 	"github.com/graphstate/redcheck/stream"
 	"github.com/redis/go-redis/v9"
@@ -156,4 +159,93 @@ func consumeDeadLetterAndPanics(t *testing.T, rdb redis.UniversalClient) {
 	if p := rdb.XPending(context.Background(), s.Layout().Feed(0), "g").Val(); p.Count != 0 {
 		t.Errorf("%d events still pending", p.Count)
 	}
+}
+
+// TestConsumeGroupBehindATrim: a group whose stream was trimmed past events
+// it never delivered (its consumers were down while the stream went on)
+// reports one gap (GapTrimmed, from the last event it delivered to the
+// first the stream holds) when it reads again, then handles what is left;
+// a group that had delivered everything the trim removed reports none.
+func TestConsumeGroupBehindATrim(t *testing.T) { forTiers(t, consumeGroupBehindATrim) }
+
+func consumeGroupBehindATrim(t *testing.T, rdb redis.UniversalClient) {
+	for _, behind := range []bool{true, false} {
+		t.Run(fmt.Sprintf("behind=%v", behind), func(t *testing.T) {
+			ctx := context.Background()
+			s := newSaver(t, rdb, redissaver.Options{Shards: 1})
+			sub := newSubscriber(t, rdb, s)
+			key := s.Layout().Events("lag")
+			run := func(want int) (h *handled, gaps []*stream.GapError) {
+				h = &handled{}
+				var mu sync.Mutex
+				ctx, cancel := context.WithCancel(ctx)
+				done := make(chan error, 1)
+				go func() {
+					done <- sub.Consume(ctx, "g", "c1", func(_ context.Context, ev stream.Event) error {
+						h.add(ev.CheckpointID)
+						return nil
+					}, stream.ConsumeOptions{ThreadID: "lag", Start: stream.FromBeginning, MinIdle: time.Hour,
+						OnError: func(ev stream.Event, err error) {
+							var g *stream.GapError
+							mu.Lock()
+							defer mu.Unlock()
+							if errors.As(err, &g) && ev.Type == stream.TypeGap {
+								gaps = append(gaps, g)
+							} else {
+								t.Errorf("OnError(%+v, %v)", ev, err)
+							}
+						}})
+				}()
+				waitFor(t, fmt.Sprintf("%d events handled", want), func() bool { return h.count() == want })
+				time.Sleep(100 * time.Millisecond) // nothing more may come
+				cancel()
+				<-done
+				mu.Lock()
+				defer mu.Unlock()
+				return h, slices.Clone(gaps)
+			}
+			first := putN(t, s, "lag", 2)
+			if _, gaps := run(2); len(gaps) != 0 {
+				t.Fatalf("gaps %v before any trim", gaps)
+			}
+			delivered := rdb.XRange(ctx, key, "-", "+").Val()[1].ID
+			more := putNFrom(t, s, "lag", first[1], 5) // written while no consumer runs
+			keep, want := int64(2), 2                  // the trim removes 3 events never delivered
+			if !behind {
+				keep, want = 6, 5 // it removes only an event the group delivered
+			}
+			if err := rdb.XTrimMaxLen(ctx, key, keep).Err(); err != nil {
+				t.Fatal(err)
+			}
+			h, gaps := run(want)
+			left := rdb.XRange(ctx, key, "-", "+").Val()
+			for _, id := range more[5-want:] {
+				if h.ids[id] != 1 {
+					t.Errorf("%s handled %d times", id, h.ids[id])
+				}
+			}
+			switch {
+			case !behind && len(gaps) != 0:
+				t.Errorf("gaps %+v, want none", gaps)
+			case behind && (len(gaps) != 1 || gaps[0].Reason != stream.GapTrimmed || gaps[0].From != delivered || gaps[0].To != left[0].ID):
+				t.Errorf("gaps %+v, want one %s from %s to %s", gaps, stream.GapTrimmed, delivered, left[0].ID)
+			}
+		})
+	}
+}
+
+// putNFrom writes n more checkpoints on a thread, after parent, and returns
+// their ids.
+func putNFrom(t *testing.T, s *redissaver.Saver, thread, parent string, n int) []string {
+	t.Helper()
+	cfg := checkpoint.Config{ThreadID: thread, CheckpointID: parent}
+	var ids []string
+	for i := range n {
+		var err error
+		if cfg, err = s.Put(context.Background(), cfg, checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID()}, checkpoint.Metadata{"step": i}, nil); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, cfg.CheckpointID)
+	}
+	return ids
 }

@@ -72,9 +72,14 @@
 //     ID is then taken for the old one.
 //   - Consume reports through ConsumeOptions.OnError, with an Event of
 //     TypeGap: a group re-created after it (or its stream) vanished
-//     (GapGroupLost, once per stream, not once per poll), and pending
-//     entries trimmed away before they were handled (GapPendingTrimmed,
-//     with their IDs in Lost: XAUTOCLAIM's list of deleted entries, or, on a
+//     (GapGroupLost, once per stream, not once per poll), a group whose
+//     stream was trimmed past entries it never delivered (GapTrimmed, From
+//     its last delivered entry, To the stream's first: its consumers fell
+//     further behind than the stream's length; judged, like a
+//     subscription's, in the same MULTI as a non-blocking XREADGROUP, and
+//     reported too when the trim fell exactly after that entry), and
+//     pending entries trimmed away before they were handled
+//     (GapPendingTrimmed, with their IDs in Lost: XAUTOCLAIM's list of deleted entries, or, on a
 //     server without it, the idle pending entries older than the stream's
 //     first entry).
 //

@@ -137,6 +137,11 @@ type checked struct {
 	// at its position now (pos, past what that read returned). A position
 	// that is not an entry ID counts as held: it claims no entry.
 	preHeld, posHeld bool
+	// judged is set by a check that judged the stream itself (a consumer
+	// group's: the position is the group's, not the reader's); gap is then
+	// its verdict, nil for none.
+	judged bool
+	gap    *GapError
 }
 
 // detectGap decides, from what a checked read saw of a stream (c), whether

@@ -162,6 +162,12 @@ func (s *Subscriber) readLoop(ctx context.Context, streams []string, at position
 		backoff = 0
 		ahead := map[string]bool{} // streams whose gap precedes what the blocking read returned
 		for j, k := range streams {
+			if seen[j].judged {
+				if seen[j].gap != nil {
+					b.gaps = append(b.gaps, gapAt{gap: seen[j].gap, resume: seen[j].gap.To})
+				}
+				continue
+			}
 			g, resume, dropRead := detectGap(k, pre.ids[j], ids[j], seen[j])
 			if g == nil {
 				continue
