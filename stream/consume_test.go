@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/graphstate/redcheck/redissaver"
 	"github.com/graphstate/redcheck/stream"
 	"github.com/redis/go-redis/v9"
@@ -232,20 +231,4 @@ func consumeGroupBehindATrim(t *testing.T, rdb redis.UniversalClient) {
 			}
 		})
 	}
-}
-
-// putNFrom writes n more checkpoints on a thread, after parent, and returns
-// their ids.
-func putNFrom(t *testing.T, s *redissaver.Saver, thread, parent string, n int) []string {
-	t.Helper()
-	cfg := checkpoint.Config{ThreadID: thread, CheckpointID: parent}
-	var ids []string
-	for i := range n {
-		var err error
-		if cfg, err = s.Put(context.Background(), cfg, checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID()}, checkpoint.Metadata{"step": i}, nil); err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, cfg.CheckpointID)
-	}
-	return ids
 }

@@ -59,7 +59,14 @@ func (h endsRead) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proc
 // putN writes n chained checkpoints on a thread and returns their ids.
 func putN(t *testing.T, s *redissaver.Saver, thread string, n int) []string {
 	t.Helper()
-	cfg := checkpoint.Config{ThreadID: thread}
+	return putNFrom(t, s, thread, "", n)
+}
+
+// putNFrom writes n chained checkpoints on a thread, the first a child of
+// parent ("" for a root), and returns their ids.
+func putNFrom(t *testing.T, s *redissaver.Saver, thread, parent string, n int) []string {
+	t.Helper()
+	cfg := checkpoint.Config{ThreadID: thread, CheckpointID: parent}
 	var ids []string
 	for i := range n {
 		var err error
