@@ -69,8 +69,9 @@ func (s *Subscriber) DeadLetter(stream, group string) string {
 // When the group or its stream disappears while Consume runs (a restart
 // without persistence, a FLUSH, an eviction, a deleted thread's stream
 // expiring), Consume creates the group again, at the last entry this
-// consumer read from that stream ("0", every entry the stream holds, when
-// it read none): the events written since the loss are all handled. It
+// consumer read from that stream when the stream still holds that entry
+// (its ID and its mark, see Gaps), else at "0" (every entry the stream
+// holds): the events written since the loss are all handled. It
 // reports one *GapError (GapGroupLost) per stream whose group it
 // re-created, since the group's pending entries went with it. A group
 // that fell behind a trim of its stream (entries it never delivered were
@@ -103,7 +104,7 @@ func (s *Subscriber) Consume(ctx context.Context, group, consumer string, handle
 		return err
 	}
 	c := &consumer_{s: s, group: group, name: consumer, handler: handler, opts: opts, streams: streams,
-		lastSeen: map[string]string{}, claimFrom: map[string]string{}}
+		lastSeen: map[string]string{}, lastMark: map[string]string{}, claimFrom: map[string]string{}}
 	for {
 		err := s.checkMeta(ctx)
 		if errors.Is(err, checkpoint.ErrInvalidConfig) {
@@ -170,6 +171,9 @@ type consumer_ struct {
 	// lastSeen is, per stream, the last entry read with XREADGROUP: where a
 	// lost group is created again.
 	lastSeen map[string]string
+	// lastMark is the mark of that entry (markOf): a stream lost and
+	// written again can hold another entry under its ID.
+	lastMark map[string]string
 	// claimFrom is, per stream, where the next XAUTOCLAIM scan goes on.
 	claimFrom map[string]string
 }
@@ -197,15 +201,17 @@ func (c *consumer_) createGroups(ctx context.Context) error {
 func (c *consumer_) recover(ctx context.Context) {
 	for _, k := range c.streams {
 		from := c.lastSeen[k]
-		// Only the group was lost when the entry last read is still there:
-		// the group resumes after it. Otherwise the stream itself was lost
-		// (or trimmed past it) and may have been written again since: its
-		// new entries can have IDs below the last one read (a stream written
-		// again in the same millisecond starts at that millisecond), so the
-		// group starts from the beginning. At-least-once: an entry may come
-		// twice, none is skipped.
+		// Only the group was lost when the entry last read is still there
+		// (its ID, with its mark): the group resumes after it. Otherwise the
+		// stream itself was lost (or trimmed past it) and may have been
+		// written again since: its new entries can have IDs at or below the
+		// last one read (a stream written again in the same millisecond
+		// starts at that millisecond), so the group starts from the
+		// beginning. At-least-once: an entry may come twice, none is
+		// skipped.
 		if from != "" {
-			if got, err := c.s.rdb.XRangeN(ctx, k, from, from, 1).Result(); err != nil || len(got) == 0 {
+			got, err := c.s.rdb.XRangeN(ctx, k, from, from, 1).Result()
+			if err != nil || len(got) == 0 || markOf(got[0]) != c.lastMark[k] {
 				from = ""
 			}
 		}
@@ -295,7 +301,7 @@ func (c *consumer_) handleAll(ctx context.Context, res []redis.XStream) {
 	for _, st := range res {
 		for _, msg := range st.Messages {
 			if compareIDs(msg.ID, c.lastSeen[st.Stream]) > 0 {
-				c.lastSeen[st.Stream] = msg.ID
+				c.lastSeen[st.Stream], c.lastMark[st.Stream] = msg.ID, markOf(msg)
 			}
 			c.handle(ctx, st.Stream, msg)
 		}

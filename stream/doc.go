@@ -112,9 +112,11 @@
 // and following the TTL of the stream it serves. Handler errors and panics
 // are contained and reported through ConsumeOptions.OnError. A group that
 // disappears while Consume runs is created again (MKSTREAM) at the last
-// entry this consumer read from that stream, or at "0" (every entry the
-// stream holds) when it read none, so every event written since the loss
-// is handled; one gap is reported.
+// entry this consumer read from that stream when the stream still holds
+// that very entry (its ID and its mark), else at "0" (every entry the
+// stream holds), so every event written since the loss is handled; one gap
+// is reported. A group whose consumers fell behind a trim of its stream
+// reports one gap when it reads again.
 //
 // # Memory bounds
 //

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/graphstate/redcheck/checkpoint"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -268,6 +269,59 @@ func consumeAfterLoss(t *testing.T, rdb redis.UniversalClient, lose func()) {
 		}
 		reports.wantOneGroupLost(t, s.Layout().Events("lost"), thread != "")
 	}
+}
+
+// TestConsumeStreamRewrittenAtLastID: a stream lost and written again with
+// another event at exactly the ID its consumer last read, and one before
+// it (a clock that went back), is not taken for the stream the consumer
+// knew: the group is created again from the start, so both new events are
+// handled, and one lost group is reported.
+func TestConsumeStreamRewrittenAtLastID(t *testing.T) { forTiers(t, consumeStreamRewrittenAtLastID) }
+
+func consumeStreamRewrittenAtLastID(t *testing.T, rdb redis.UniversalClient) {
+	ctx := context.Background()
+	s := newSaver(t, rdb, redissaver.Options{Shards: 1})
+	sub := newSubscriber(t, rdb, s)
+	key := s.Layout().Events("rewritten")
+	cctx, cancel := context.WithCancel(ctx)
+	var h handled
+	var reports consumeReports
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sub.Consume(cctx, "workers", "c1", func(_ context.Context, ev stream.Event) error {
+			h.add(ev.CheckpointID)
+			return nil
+		}, stream.ConsumeOptions{ThreadID: "rewritten", Start: stream.FromBeginning, MinIdle: time.Hour, OnError: reports.onError})
+	}()
+	defer func() { cancel(); <-done }()
+	putN(t, s, "rewritten", 2)
+	waitFor(t, "the events before the loss", func() bool { return h.count() == 2 })
+	old := rdb.XRange(ctx, key, "-", "+").Val()
+	last := old[len(old)-1]
+	ms, _, _ := strings.Cut(last.ID, "-")
+	copyAs := func(p redis.Pipeliner, id, cp string) {
+		values := maps.Clone(last.Values)
+		values["id"] = cp
+		p.XAdd(ctx, &redis.XAddArgs{Stream: key, ID: id, Values: values})
+	}
+	// Lost and written again at once, so that the consumer finds it written.
+	if _, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Del(ctx, key)
+		copyAs(p, fmt.Sprintf("%d-0", mustAtoi(t, ms)-1), "new-before")
+		copyAs(p, last.ID, "new-at")
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the new stream's events", func() bool { return h.count() == 4 })
+	time.Sleep(200 * time.Millisecond) // nothing more may come
+	for _, id := range []string{"new-before", "new-at"} {
+		if h.ids[id] != 1 {
+			t.Errorf("%s handled %d times", id, h.ids[id])
+		}
+	}
+	reports.wantOneGroupLost(t, key, true)
 }
 
 // consumeReports collects what Consume reported through OnError.
