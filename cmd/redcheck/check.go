@@ -9,10 +9,33 @@ import (
 	"os"
 	"time"
 
+	"github.com/graphstate/redcheck/keys"
 	"github.com/graphstate/redcheck/redissaver"
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
 )
+
+// prefixWithoutMeta returns -1 when the prefix's meta key exists, else the
+// number of its shard registries that exist (0: an empty prefix).
+func prefixWithoutMeta(ctx context.Context, rdb redis.UniversalClient, l keys.Layout) (int, error) {
+	pipe := rdb.Pipeline()
+	meta := pipe.Exists(ctx, l.Meta())
+	regs := make([]*redis.IntCmd, l.Shards())
+	for n := range regs {
+		regs[n] = pipe.Exists(ctx, l.Threads(n))
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return 0, fmt.Errorf("read the prefix's meta key and registries: %w", err)
+	}
+	if meta.Val() > 0 {
+		return -1, nil
+	}
+	found := 0
+	for _, r := range regs {
+		found += int(r.Val())
+	}
+	return found, nil
+}
 
 // runCheck is "redcheck check": it runs redissaver's Verify and prints the
 // violations and the notes, one per line, then a summary. Exit status 1 when
@@ -50,6 +73,29 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err := rdb.Ping(ctx).Err(); err != nil {
 		fmt.Fprintf(stderr, "redcheck check: cannot reach Redis at %s: %v\n", redactURL(*tgt.url), err)
 		return exitUsage
+	}
+	// A checker writes nothing: New would create a prefix that has no meta
+	// key (and so hide a lost one), so that case is settled first.
+	layout, err := keys.New(*tgt.prefix, *tgt.shards)
+	if err == nil && *thread != "" {
+		err = keys.ValidateThreadID(*thread)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "redcheck check: %v\n", err)
+		return exitUsage
+	}
+	registries, err := prefixWithoutMeta(ctx, rdb, layout)
+	switch {
+	case err != nil:
+		fmt.Fprintf(stderr, "redcheck check: %v\n", err)
+		return exitUsage
+	case registries == 0:
+		fmt.Fprintf(stdout, "prefix %q holds no redcheck data (no meta key %s, no thread registry): nothing to check\n", layout.Prefix(), layout.Meta())
+		return exitOK
+	case registries > 0:
+		fmt.Fprintf(stdout, "violation: meta key %s is missing while %d of the %d shard registries exist: the prefix's meta key was lost (evicted or deleted); "+
+			"a saver started on it would write a new one\n", layout.Meta(), registries, layout.Shards())
+		return exitFound
 	}
 	// The checker reports what eviction did (lost keys are violations), so
 	// it accepts any eviction policy; New still refuses a prefix written

@@ -93,9 +93,25 @@ func TestCheckCommand(t *testing.T) {
 			if code, _, _ = runArgs(t, append(base, "--thread", "a")...); code != 1 {
 				t.Fatalf("--thread a: exit %d, want 1", code)
 			}
-			// Another prefix holds nothing: sound.
-			if code, out, _ = runArgs(t, "check", "--url", url, "--prefix", redistest.Prefix(t)); code != 0 || !strings.Contains(out, "checked 0 threads") {
+			// Another prefix holds nothing: sound, and left as it was (a
+			// checker writes nothing).
+			empty := redistest.Prefix(t)
+			if code, out, _ = runArgs(t, "check", "--url", url, "--prefix", empty); code != 0 || !strings.Contains(out, "holds no redcheck data") {
 				t.Fatalf("empty prefix: exit %d\n%s", code, out)
+			}
+			if n := rdb.Exists(context.Background(), empty+":meta").Val(); n != 0 {
+				t.Errorf("checking an empty prefix created its meta key")
+			}
+			// A lost meta key is a violation, not created again.
+			if err := rdb.Del(context.Background(), s.Layout().Meta()).Err(); err != nil {
+				t.Fatal(err)
+			}
+			code, out, _ = runArgs(t, base...)
+			if code != 1 || !strings.Contains(out, "violation: meta key "+s.Layout().Meta()+" is missing while") {
+				t.Fatalf("lost meta key: exit %d, want 1\n%s", code, out)
+			}
+			if n := rdb.Exists(context.Background(), s.Layout().Meta()).Val(); n != 0 {
+				t.Errorf("checking a prefix that lost its meta key wrote it again")
 			}
 		})
 	}
@@ -141,8 +157,8 @@ func TestCommandUsage(t *testing.T) {
 		{[]string{"check", "--no-such-flag"}, 2, "flag provided but not defined"},
 		{[]string{"check", "--url", url, "extra"}, 2, `unexpected argument "extra"`},
 		{[]string{"check", "--url", "http://x"}, 2, "bad Redis URL"},
-		{[]string{"check", "--url", url, "--prefix", "a{b"}, 2, "invalid options"},
-		{[]string{"check", "--url", url, "--shards", "-3"}, 2, "invalid options"},
+		{[]string{"check", "--url", url, "--prefix", "a{b"}, 2, `invalid config: prefix "a{b" holds '{'`},
+		{[]string{"check", "--url", url, "--shards", "-3"}, 2, "invalid config: shards must be 1 to 16384"},
 		{[]string{"check", "--url", url, "--thread", strings.Repeat("x", 5000)}, 2, "invalid"},
 		{[]string{"check", "--url", "redis://127.0.0.1:1"}, 2, "cannot reach Redis at redis://127.0.0.1:1"},
 		{[]string{"check", "--url", "redis://user:secret@127.0.0.1:1"}, 2, "redis://user:xxxxx@127.0.0.1:1"},
