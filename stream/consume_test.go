@@ -174,34 +174,17 @@ func consumeGroupBehindATrim(t *testing.T, rdb redis.UniversalClient) {
 			s := newSaver(t, rdb, redissaver.Options{Shards: 1})
 			sub := newSubscriber(t, rdb, s)
 			key := s.Layout().Events("lag")
-			run := func(want int) (h *handled, gaps []*stream.GapError) {
-				h = &handled{}
-				var mu sync.Mutex
-				ctx, cancel := context.WithCancel(ctx)
-				done := make(chan error, 1)
-				go func() {
-					done <- sub.Consume(ctx, "g", "c1", func(_ context.Context, ev stream.Event) error {
-						h.add(ev.CheckpointID)
-						return nil
-					}, stream.ConsumeOptions{ThreadID: "lag", Start: stream.FromBeginning, MinIdle: time.Hour,
-						OnError: func(ev stream.Event, err error) {
-							var g *stream.GapError
-							mu.Lock()
-							defer mu.Unlock()
-							if errors.As(err, &g) && ev.Type == stream.TypeGap {
-								gaps = append(gaps, g)
-							} else {
-								t.Errorf("OnError(%+v, %v)", ev, err)
-							}
-						}})
-				}()
+			run := func(want int) (*handled, []*stream.GapError) {
+				h, reports, stop := consumeInto(sub, stream.ConsumeOptions{ThreadID: "lag", Start: stream.FromBeginning, MinIdle: time.Hour})
 				waitFor(t, fmt.Sprintf("%d events handled", want), func() bool { return h.count() == want })
 				time.Sleep(100 * time.Millisecond) // nothing more may come
-				cancel()
-				<-done
-				mu.Lock()
-				defer mu.Unlock()
-				return h, slices.Clone(gaps)
+				stop()
+				reports.mu.Lock()
+				defer reports.mu.Unlock()
+				if reports.errs != 0 {
+					t.Errorf("%d errors reported", reports.errs)
+				}
+				return h, slices.Clone(reports.gaps)
 			}
 			first := putN(t, s, "lag", 2)
 			if _, gaps := run(2); len(gaps) != 0 {

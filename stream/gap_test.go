@@ -240,17 +240,7 @@ func consumeAfterLoss(t *testing.T, rdb redis.UniversalClient, lose func()) {
 	for _, thread := range []string{"lost", ""} {
 		s := newSaver(t, rdb, redissaver.Options{Shards: 1})
 		sub := newSubscriber(t, rdb, s)
-		ctx, cancel := context.WithCancel(context.Background())
-		var h handled
-		var reports consumeReports
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			sub.Consume(ctx, "workers", "c1", func(_ context.Context, ev stream.Event) error {
-				h.add(ev.CheckpointID)
-				return nil
-			}, stream.ConsumeOptions{ThreadID: thread, Start: stream.FromBeginning, MinIdle: 100 * time.Millisecond, OnError: reports.onError})
-		}()
+		h, reports, stop := consumeInto(sub, stream.ConsumeOptions{ThreadID: thread, Start: stream.FromBeginning, MinIdle: 100 * time.Millisecond})
 		putN(t, s, "lost", 2)
 		waitFor(t, "the events before the loss", func() bool { return h.count() == 2 })
 		lose()
@@ -260,8 +250,7 @@ func consumeAfterLoss(t *testing.T, rdb redis.UniversalClient, lose func()) {
 		waitFor(t, "the events after the loss", func() bool { return h.count() == 5 })
 		t.Logf("thread %q: recovered in %v", thread, time.Since(t0).Round(time.Millisecond))
 		time.Sleep(300 * time.Millisecond) // past MinIdle: no second gap, no redelivery
-		cancel()
-		<-done
+		stop()
 		for _, id := range after {
 			if h.ids[id] != 1 {
 				t.Errorf("thread %q: %s handled %d times", thread, id, h.ids[id])
@@ -283,18 +272,8 @@ func consumeStreamRewrittenAtLastID(t *testing.T, rdb redis.UniversalClient) {
 	s := newSaver(t, rdb, redissaver.Options{Shards: 1})
 	sub := newSubscriber(t, rdb, s)
 	key := s.Layout().Events("rewritten")
-	cctx, cancel := context.WithCancel(ctx)
-	var h handled
-	var reports consumeReports
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		sub.Consume(cctx, "workers", "c1", func(_ context.Context, ev stream.Event) error {
-			h.add(ev.CheckpointID)
-			return nil
-		}, stream.ConsumeOptions{ThreadID: "rewritten", Start: stream.FromBeginning, MinIdle: time.Hour, OnError: reports.onError})
-	}()
-	defer func() { cancel(); <-done }()
+	h, reports, stop := consumeInto(sub, stream.ConsumeOptions{ThreadID: "rewritten", Start: stream.FromBeginning, MinIdle: time.Hour})
+	defer stop()
 	putN(t, s, "rewritten", 2)
 	waitFor(t, "the events before the loss", func() bool { return h.count() == 2 })
 	old := rdb.XRange(ctx, key, "-", "+").Val()
@@ -322,6 +301,24 @@ func consumeStreamRewrittenAtLastID(t *testing.T, rdb redis.UniversalClient) {
 		}
 	}
 	reports.wantOneGroupLost(t, key, true)
+}
+
+// consumeInto runs consumer "c1" of group "workers" in the background,
+// recording the checkpoints it handles and what it reports; stop ends it
+// and waits for it.
+func consumeInto(sub *stream.Subscriber, opts stream.ConsumeOptions) (h *handled, reports *consumeReports, stop func()) {
+	h, reports = &handled{}, &consumeReports{}
+	opts.OnError = reports.onError
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = sub.Consume(ctx, "workers", "c1", func(_ context.Context, ev stream.Event) error {
+			h.add(ev.CheckpointID)
+			return nil
+		}, opts)
+	}()
+	return h, reports, func() { cancel(); <-done }
 }
 
 // consumeReports collects what Consume reported through OnError.
