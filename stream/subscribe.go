@@ -76,6 +76,27 @@ func (s *Subscriber) Subscribe(ctx context.Context, q Query) iter.Seq2[Event, er
 		for i, k := range streams {
 			index[k] = i
 		}
+		// Each event's Cursor: the positions after it, with their marks.
+		deliver := func(res []redis.XStream) bool {
+			for _, st := range res {
+				i, ok := index[st.Stream]
+				if !ok {
+					continue
+				}
+				for _, msg := range st.Messages {
+					ids[i], marks[i] = msg.ID, markOf(msg)
+					ev, err := DecodeEvent(msg, s.opts.Serializer)
+					ev.Stream, ev.Cursor = st.Stream, cursorOf(ids, marks)
+					if err == nil && q.CheckpointNS != nil && ev.CheckpointNS != *q.CheckpointNS {
+						continue
+					}
+					if !yield(ev, err) {
+						return false
+					}
+				}
+			}
+			return true
+		}
 		r := reader{block: s.xread(rdb), check: s.xreadChecked(rdb)}
 		for b := range s.pump(ctx, rdb, streams, at.clone(), r) {
 			if b.err != nil {
@@ -83,27 +104,6 @@ func (s *Subscriber) Subscribe(ctx context.Context, q Query) iter.Seq2[Event, er
 					return
 				}
 				continue
-			}
-			// Each event's Cursor: the positions after it, with their marks.
-			deliver := func(res []redis.XStream) bool {
-				for _, st := range res {
-					i, ok := index[st.Stream]
-					if !ok {
-						continue
-					}
-					for _, msg := range st.Messages {
-						ids[i], marks[i] = msg.ID, markOf(msg)
-						ev, err := DecodeEvent(msg, s.opts.Serializer)
-						ev.Stream, ev.Cursor = st.Stream, cursorOf(ids, marks)
-						if err == nil && q.CheckpointNS != nil && ev.CheckpointNS != *q.CheckpointNS {
-							continue
-						}
-						if !yield(ev, err) {
-							return false
-						}
-					}
-				}
-				return true
 			}
 			if !deliver(b.before) {
 				return
