@@ -283,6 +283,51 @@ func TestMetaMismatch(t *testing.T) {
 	}
 }
 
+// TestMetaKeyLost: New on a prefix whose meta key is gone while its shard
+// registries list threads refuses it (ErrDataLoss) and writes nothing: a new
+// meta key would let a saver of any shard count take the prefix. A prefix
+// whose registries hold only their markers (a creation that stopped before
+// the meta key) is completed.
+func TestMetaKeyLost(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			rdb := b.client(t)
+			ctx := context.Background()
+			prefix := redistest.Prefix(t)
+			opts := redissaver.Options{AcceptEviction: true, Prefix: prefix, Shards: 4}
+			s, err := redissaver.New(ctx, rdb, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Markers only: the meta key is written again.
+			must(t, rdb.Del(ctx, prefix+":meta").Err())
+			if _, err := redissaver.New(ctx, rdb, opts); err != nil {
+				t.Fatalf("registries holding only their markers: %v", err)
+			}
+			if rdb.Exists(ctx, prefix+":meta").Val() != 1 {
+				t.Fatal("the interrupted creation was not completed")
+			}
+			// A thread written, then the meta key lost: refused, for any
+			// shard count, and the key stays absent.
+			if _, err := s.Put(ctx, checkpoint.Config{ThreadID: "t"}, checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID()}, nil, nil); err != nil {
+				t.Fatal(err)
+			}
+			must(t, rdb.Del(ctx, prefix+":meta").Err())
+			for _, shards := range []int{4, 1} {
+				o := opts
+				o.Shards = shards
+				_, err := redissaver.New(ctx, rdb, o)
+				if !errors.Is(err, checkpoint.ErrDataLoss) || !strings.Contains(err.Error(), prefix+":meta") {
+					t.Errorf("%d shards: %v, want ErrDataLoss naming the meta key", shards, err)
+				}
+			}
+			if rdb.Exists(ctx, prefix+":meta").Val() != 0 {
+				t.Error("New wrote the lost meta key again")
+			}
+		})
+	}
+}
+
 // TestEvictionPolicy: New refuses a server that may evict keys without a
 // TTL unless AcceptEviction is set; volatile-* policies and no memory limit
 // are fine.

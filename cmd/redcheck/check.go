@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -9,33 +10,13 @@ import (
 	"os"
 	"time"
 
+	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/internal/meta"
 	"github.com/graphstate/redcheck/keys"
 	"github.com/graphstate/redcheck/redissaver"
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
 )
-
-// prefixWithoutMeta returns -1 when the prefix's meta key exists, else the
-// number of its shard registries that exist (0: an empty prefix).
-func prefixWithoutMeta(ctx context.Context, rdb redis.UniversalClient, l keys.Layout) (int, error) {
-	pipe := rdb.Pipeline()
-	meta := pipe.Exists(ctx, l.Meta())
-	regs := make([]*redis.IntCmd, l.Shards())
-	for n := range regs {
-		regs[n] = pipe.Exists(ctx, l.Threads(n))
-	}
-	if _, err := pipe.Exec(ctx); err != nil {
-		return 0, fmt.Errorf("read the prefix's meta key and registries: %w", err)
-	}
-	if meta.Val() > 0 {
-		return -1, nil
-	}
-	found := 0
-	for _, r := range regs {
-		found += int(r.Val())
-	}
-	return found, nil
-}
 
 // runCheck is "redcheck check": it runs redissaver's Verify and prints the
 // violations and the notes, one per line, then a summary. Exit status 1 when
@@ -84,18 +65,21 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "redcheck check: %v\n", err)
 		return exitUsage
 	}
-	registries, err := prefixWithoutMeta(ctx, rdb, layout)
-	switch {
-	case err != nil:
+	n, err := rdb.Exists(ctx, layout.Meta()).Result()
+	if err == nil && n == 0 {
+		err = meta.NoThreads(ctx, rdb, layout)
+		if errors.Is(err, checkpoint.ErrDataLoss) {
+			fmt.Fprintf(stdout, "violation: %v\n", err)
+			return exitFound
+		}
+		if err == nil {
+			fmt.Fprintf(stdout, "prefix %q holds no redcheck data (no meta key %s, no thread in its registries): nothing to check\n", layout.Prefix(), layout.Meta())
+			return exitOK
+		}
+	}
+	if err != nil {
 		fmt.Fprintf(stderr, "redcheck check: %v\n", err)
 		return exitUsage
-	case registries == 0:
-		fmt.Fprintf(stdout, "prefix %q holds no redcheck data (no meta key %s, no thread registry): nothing to check\n", layout.Prefix(), layout.Meta())
-		return exitOK
-	case registries > 0:
-		fmt.Fprintf(stdout, "violation: meta key %s is missing while %d of the %d shard registries exist: the prefix's meta key was lost (evicted or deleted); "+
-			"a saver started on it would write a new one\n", layout.Meta(), registries, layout.Shards())
-		return exitFound
 	}
 	// The checker reports what eviction did (lost keys are violations), so
 	// it accepts any eviction policy; New still refuses a prefix written

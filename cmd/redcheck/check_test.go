@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	mb "github.com/graphstate/redcheck/internal/member"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -107,7 +108,7 @@ func TestCheckCommand(t *testing.T) {
 				t.Fatal(err)
 			}
 			code, out, _ = runArgs(t, base...)
-			if code != 1 || !strings.Contains(out, "violation: meta key "+s.Layout().Meta()+" is missing while") {
+			if code != 1 || !strings.Contains(out, "violation: checkpoint: data loss: prefix "+strconv.Quote(prefix)+" has no meta key "+s.Layout().Meta()) {
 				t.Fatalf("lost meta key: exit %d, want 1\n%s", code, out)
 			}
 			if n := rdb.Exists(context.Background(), s.Layout().Meta()).Val(); n != 0 {

@@ -24,9 +24,12 @@ const (
 // Ensure checks the meta key of layout's prefix against the layout: the
 // storage format must be keys.FormatVersion and the shard count the
 // layout's. With create, a missing meta key makes a new prefix (the shard
-// registries' markers, then the meta key); without, a missing key is
-// accepted (nothing was written yet). A mismatch is an error wrapping
-// checkpoint.ErrInvalidConfig that names both values.
+// registries' markers, then the meta key), unless a shard registry lists a
+// thread: the prefix holds data and lost its meta key (evicted, deleted),
+// an error wrapping checkpoint.ErrDataLoss, and nothing is written (a new
+// meta key would let a saver of any shard count take the prefix). Without
+// create, a missing key is accepted (nothing was written yet). A mismatch
+// is an error wrapping checkpoint.ErrInvalidConfig that names both values.
 func Ensure(ctx context.Context, rdb redis.UniversalClient, l keys.Layout, create bool) error {
 	key := l.Meta()
 	got, err := rdb.HGetAll(ctx, key).Result()
@@ -36,6 +39,9 @@ func Ensure(ctx context.Context, rdb redis.UniversalClient, l keys.Layout, creat
 	if len(got) == 0 {
 		if !create {
 			return nil
+		}
+		if err := NoThreads(ctx, rdb, l); err != nil {
+			return err
 		}
 		if got, err = createPrefix(ctx, rdb, l); err != nil {
 			return err
@@ -48,6 +54,34 @@ func Ensure(ctx context.Context, rdb redis.UniversalClient, l keys.Layout, creat
 // of its prefix on (no thread ID encodes to ""): a registry without it was
 // lost whole, and the threads it listed cannot be told from new ones.
 const RegistryMarker = ""
+
+// NoThreads returns an error wrapping checkpoint.ErrDataLoss when a prefix
+// without its meta key was written: a shard registry lists a thread (a
+// member but the marker), or the registry of shard l.Shards() exists (the
+// prefix was created with more shards than l's, and its threads may sit in
+// registries l does not read). Registries that hold only their markers are
+// a creation that stopped before the meta key; it may be completed. One
+// round trip, a member or two read per shard.
+func NoThreads(ctx context.Context, rdb redis.UniversalClient, l keys.Layout) error {
+	pipe := rdb.Pipeline()
+	firsts := make([]*redis.StringSliceCmd, l.Shards()+1)
+	for n := range firsts {
+		firsts[n] = pipe.ZRange(ctx, l.Threads(n), 0, 1)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return fmt.Errorf("redcheck: shard registries of %q: %w", l.Prefix(), err)
+	}
+	for n, c := range firsts {
+		for _, m := range c.Val() {
+			if m != RegistryMarker || n == l.Shards() {
+				return fmt.Errorf("%w: prefix %q has no meta key %s, but its shard registry %s exists and is not empty: the prefix was written "+
+					"and its meta key lost (evicted or deleted); write it back (HSET %s %s %d %s <the prefix's shard count>, docs/storage-format.md) "+
+					"instead of starting a saver on the prefix", checkpoint.ErrDataLoss, l.Prefix(), l.Meta(), l.Threads(n), l.Meta(), FieldFormat, keys.FormatVersion, FieldShards)
+			}
+		}
+	}
+	return nil
+}
 
 // createPrefix writes a new prefix: first the marker of every shard
 // registry, then the meta key (so a prefix whose meta key exists has every

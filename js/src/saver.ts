@@ -26,6 +26,7 @@ import { blobField, cutLen, joinNames, pack, parseWriteField, unpack, writeField
 import { Conn, arr, buf, num, str, type Arg, type RedisConnection, type Reply } from "./conn.js";
 import {
   CorruptError,
+  DataLossError,
   InvalidCheckpointError,
   InvalidConfigError,
   RedcheckError,
@@ -253,6 +254,7 @@ export class RedcheckSaver extends BaseCheckpointSaver {
     };
     let got = hash(arr(await this.#conn.send(key, ["HGETALL", key])));
     if (Object.keys(got).length === 0) {
+      await this.#noThreads();
       await Promise.all(Array.from({ length: this.layout.shards }, (_, n) =>
         this.#conn.send(this.layout.threads(n), ["ZADD", this.layout.threads(n), "NX", "0", REGISTRY_MARKER])));
       const replies = await this.#conn.transaction(key, [
@@ -268,6 +270,28 @@ export class RedcheckSaver extends BaseCheckpointSaver {
     if (got.shards !== String(this.layout.shards)) {
       throw new InvalidConfigError(`prefix ${JSON.stringify(this.layout.prefix)} was written with ${got.shards} shards (meta key ${key}), not ${this.layout.shards}: set shards to ${got.shards}`);
     }
+  }
+
+  /**
+   * #noThreads refuses (DataLossError) a prefix without its meta key that was
+   * written: a shard registry lists a thread (a member but the marker), or
+   * the registry of shard `shards` exists (the prefix has more shards than
+   * this saver's). Registries holding only their markers are a creation that
+   * stopped before the meta key, which may be completed (Go: meta.NoThreads).
+   */
+  async #noThreads(): Promise<void> {
+    const l = this.layout;
+    const firsts = await Promise.all(Array.from({ length: l.shards + 1 }, (_, n) =>
+      this.#conn.send(l.threads(n), ["ZRANGE", l.threads(n), "0", "1"])));
+    firsts.forEach((reply, n) => {
+      for (const m of arr(reply)) {
+        if (str(m) !== REGISTRY_MARKER || n === l.shards) {
+          throw new DataLossError(`prefix ${JSON.stringify(l.prefix)} has no meta key ${l.meta()}, but its shard registry ${l.threads(n)} exists and is not empty: ` +
+            `the prefix was written and its meta key lost (evicted or deleted); write it back (HSET ${l.meta()} format ${FORMAT_VERSION} shards <the prefix's shard count>, docs/storage-format.md) ` +
+            "instead of starting a saver on the prefix");
+        }
+      }
+    });
   }
 
   /**

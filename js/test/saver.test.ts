@@ -100,6 +100,21 @@ describe("errors", () => {
     await expect(new RedcheckSaver(client, { prefix: s.layout.prefix, shards: 8 }).setup()).rejects.toThrow(InvalidConfigError);
   });
 
+  it("refuses a prefix that lost its meta key while its registries list threads, and completes one whose creation stopped", async () => {
+    const s = fresh({ shards: 4 });
+    await s.setup();
+    const meta = s.layout.meta();
+    await client.del(meta); // markers only: a creation that stopped before the meta key
+    await new RedcheckSaver(client, { prefix: s.layout.prefix, shards: 4 }).setup();
+    expect(await client.exists(meta)).toBe(1);
+    await s.put({ configurable: { thread_id: "t" } }, emptyCheckpoint(), md(0), {});
+    await client.del(meta);
+    for (const shards of [4, 1]) {
+      await expect(new RedcheckSaver(client, { prefix: s.layout.prefix, shards }).setup()).rejects.toThrow(DataLossError);
+    }
+    expect(await client.exists(meta)).toBe(0);
+  });
+
   it("refuses put without thread_id and a non-integer step", async () => {
     const s = fresh();
     await expect(s.put({ configurable: {} }, emptyCheckpoint(), md(0), {})).rejects.toThrow(InvalidConfigError);
