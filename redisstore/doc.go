@@ -56,7 +56,8 @@
 // Every key of a store starts with "{Prefix}:", P below:
 //
 //	{P}:meta        hash  format "store-1" and dims (the vectors' length): New writes it for a
-//	                      new prefix and refuses a prefix of another format or dims
+//	                      new prefix and refuses a prefix of another format or dims, and one
+//	                      whose registry exists without it (checkpoint.ErrDataLoss)
 //	{P}:ns          zset  namespace registry: score 0, member = sortable form 0x00 0x00 encoded form
 //	{P}:exp         zset  registry members of namespaces holding items with a TTL, scored by
 //	                      their earliest expiry (ms; never later than the real one)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
+	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -59,6 +60,38 @@ func TestNewValidates(t *testing.T) {
 	fields[0] = "changed"
 	if s.Options().Fields[0] != "a" {
 		t.Fatal("Options.Fields aliases the caller's slice")
+	}
+}
+
+// TestMetaKeyLost: a store prefix that holds items but lost its meta key
+// is refused with checkpoint.ErrDataLoss, whatever the Dims, and the key
+// stays absent; one that holds nothing gets its meta key again.
+func TestMetaKeyLost(t *testing.T) {
+	rdb := redis.NewClient(&redis.Options{Addr: miniredis.RunT(t).Addr()})
+	ctx := context.Background()
+	s, err := New(ctx, rdb, Options{Prefix: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.Del(ctx, "{m}:meta").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(ctx, rdb, Options{Prefix: "m"}); err != nil || rdb.Exists(ctx, "{m}:meta").Val() != 1 {
+		t.Fatalf("an empty prefix without its meta key: %v", err)
+	}
+	if err := s.Put(ctx, []string{"users"}, "k", map[string]any{"a": 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.Del(ctx, "{m}:meta").Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []Options{{Prefix: "m"}, {Prefix: "m", Embedder: zeroEmbedder{}, Dims: 3}} {
+		if _, err := New(ctx, rdb, o); !errors.Is(err, checkpoint.ErrDataLoss) || !strings.Contains(err.Error(), "{m}:meta") {
+			t.Errorf("Dims %d: %v, want ErrDataLoss naming the meta key", o.Dims, err)
+		}
+	}
+	if rdb.Exists(ctx, "{m}:meta").Val() != 0 {
+		t.Error("New wrote the lost meta key again")
 	}
 }
 

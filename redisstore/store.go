@@ -2,8 +2,10 @@ package redisstore
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 
+	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/graphstate/redcheck/internal/meta"
 	"github.com/graphstate/redcheck/internal/scriptrun"
 	"github.com/redis/go-redis/v9"
@@ -22,9 +24,12 @@ type Store struct {
 // New returns a Store that keeps its items in rdb under opts.Prefix. The
 // caller owns rdb and closes it once the Store is no longer used. rdb may be
 // a *redis.Client, a *redis.ClusterClient, a failover client or a ring of
-// one shard; Redis 7.0 or later (or Valkey) without modules. New does not
-// talk to Redis; it returns an error wrapping ErrInvalidOptions for Options
-// it cannot use.
+// one shard; Redis 7.0 or later (or Valkey) without modules. New reads the
+// prefix's meta key (one round trip; two for a new prefix, whose meta key
+// it writes); it returns an error wrapping ErrInvalidOptions for Options it
+// cannot use or a prefix written with another format or Dims, and one
+// wrapping checkpoint.ErrDataLoss for a prefix that holds items but lost its
+// meta key.
 func New(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Store, error) {
 	if rdb == nil {
 		return nil, errorf(ErrInvalidOptions, "nil Redis client")
@@ -34,7 +39,7 @@ func New(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Store, 
 		return nil, err
 	}
 	base := "{" + o.Prefix + "}:"
-	if err := checkMeta(ctx, rdb, base+"meta", o.Dims); err != nil {
+	if err := checkMeta(ctx, rdb, base+"meta", base+"ns", o.Dims); err != nil {
 		return nil, err
 	}
 	return &Store{rdb: rdb, opts: o, fields: fields, base: base, registry: base + "ns"}, nil
@@ -45,11 +50,32 @@ const storeFormat = "store-1"
 
 // checkMeta writes the store's meta key when the prefix is new ("format",
 // and "dims": the vectors' length) and refuses, with ErrInvalidOptions, a
-// prefix written with another format or another number of dimensions.
-func checkMeta(ctx context.Context, rdb redis.UniversalClient, key string, dims int) error {
-	m, err := meta.SetOnce(ctx, rdb, key, "format", storeFormat, "dims", dims)
-	if err != nil {
+// prefix written with another format or another number of dimensions. A
+// prefix without its meta key whose namespace registry exists (it does
+// while any namespace holds an item) lost the key (evicted, deleted): it is
+// refused with checkpoint.ErrDataLoss and nothing is written, rather than
+// given a new key with whatever Dims this store has.
+func checkMeta(ctx context.Context, rdb redis.UniversalClient, key, registry string, dims int) error {
+	var all *redis.MapStringStringCmd
+	var items *redis.IntCmd
+	if _, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		all = p.HGetAll(ctx, key)
+		items = p.Exists(ctx, registry)
+		return nil
+	}); err != nil {
 		return redisErr("meta key "+key, err)
+	}
+	m := all.Val()
+	if len(m) == 0 {
+		if items.Val() > 0 {
+			return fmt.Errorf("%w: redisstore: prefix has no meta key %s, but its namespace registry %s exists: the meta key was lost "+
+				"(evicted or deleted); write it back (HSET %s format %s dims <the store's Dims>) instead of opening a store on the prefix",
+				checkpoint.ErrDataLoss, key, registry, key, storeFormat)
+		}
+		var err error
+		if m, err = meta.SetOnce(ctx, rdb, key, "format", storeFormat, "dims", dims); err != nil {
+			return redisErr("meta key "+key, err)
+		}
 	}
 	if m["format"] != storeFormat {
 		return errorf(ErrInvalidOptions, "prefix holds store format %q (meta key %s); this version reads %q", m["format"], key, storeFormat)
