@@ -24,10 +24,10 @@ const (
 // Ensure checks the meta key of layout's prefix against the layout: the
 // storage format must be keys.FormatVersion and the shard count the
 // layout's. With create, a missing meta key makes a new prefix (the shard
-// registries' markers, then the meta key), unless a shard registry lists a
-// thread: the prefix holds data and lost its meta key (evicted, deleted),
-// an error wrapping checkpoint.ErrDataLoss, and nothing is written (a new
-// meta key would let a saver of any shard count take the prefix). Without
+// registries' markers, then the meta key), unless NoThreads finds that the
+// prefix was written and lost its meta key (evicted, deleted): an error
+// wrapping checkpoint.ErrDataLoss, and nothing is written (a new meta key
+// would let a saver of any shard count take the prefix). Without
 // create, a missing key is accepted (nothing was written yet). A mismatch
 // is an error wrapping checkpoint.ErrInvalidConfig that names both values.
 func Ensure(ctx context.Context, rdb redis.UniversalClient, l keys.Layout, create bool) error {
