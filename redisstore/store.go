@@ -39,10 +39,11 @@ func New(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Store, 
 		return nil, err
 	}
 	base := "{" + o.Prefix + "}:"
-	if err := checkMeta(ctx, rdb, base+"meta", base+"ns", o.Dims); err != nil {
+	registry := base + "ns"
+	if err := checkMeta(ctx, rdb, base+"meta", registry, o.Dims); err != nil {
 		return nil, err
 	}
-	return &Store{rdb: rdb, opts: o, fields: fields, base: base, registry: base + "ns"}, nil
+	return &Store{rdb: rdb, opts: o, fields: fields, base: base, registry: registry}, nil
 }
 
 // storeFormat is the version of the store's layout (docs/storage-format.md).
@@ -58,11 +59,12 @@ const storeFormat = "store-1"
 func checkMeta(ctx context.Context, rdb redis.UniversalClient, key, registry string, dims int) error {
 	var all *redis.MapStringStringCmd
 	var items *redis.IntCmd
-	if _, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+	cmds, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		all = p.HGetAll(ctx, key)
 		items = p.Exists(ctx, registry)
 		return nil
-	}); err != nil {
+	})
+	if err := meta.TxErr(cmds, err); err != nil {
 		return redisErr("meta key "+key, err)
 	}
 	m := all.Val()
@@ -72,7 +74,6 @@ func checkMeta(ctx context.Context, rdb redis.UniversalClient, key, registry str
 				"(evicted or deleted); write it back (HSET %s format %s dims <the store's Dims>) instead of opening a store on the prefix",
 				checkpoint.ErrDataLoss, key, registry, key, storeFormat)
 		}
-		var err error
 		if m, err = meta.SetOnce(ctx, rdb, key, "format", storeFormat, "dims", dims); err != nil {
 			return redisErr("meta key "+key, err)
 		}

@@ -44,8 +44,8 @@ const (
 // GapError reports events lost between two positions of one stream. It
 // matches ErrGap. Subscribe yields it with an Event of TypeGap (see Gaps in
 // the package documentation for its Cursor), then goes on delivering;
-// Consume reports it
-// through ConsumeOptions.OnError, once per loss, and goes on.
+// Consume reports it through ConsumeOptions.OnError, once per loss, and
+// goes on.
 type GapError struct {
 	// Stream is the key of the stream that lost events.
 	Stream string `json:"stream"`

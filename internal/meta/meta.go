@@ -115,16 +115,21 @@ func SetOnce(ctx context.Context, rdb redis.UniversalClient, key string, pairs .
 		all = p.HGetAll(ctx, key)
 		return nil
 	})
-	for _, c := range cmds {
-		if cerr := c.Err(); cerr != nil && !redis.HasErrorPrefix(cerr, "EXECABORT") {
-			err = cerr
-			break
-		}
-	}
-	if err != nil {
+	if err := TxErr(cmds, err); err != nil {
 		return nil, err
 	}
 	return all.Val(), nil
+}
+
+// TxErr is the error of a MULTI's commands and its EXEC (err): a command's
+// own error (NOPERM, say) rather than the EXECABORT it caused, else err.
+func TxErr(cmds []redis.Cmder, err error) error {
+	for _, c := range cmds {
+		if cerr := c.Err(); cerr != nil && !redis.HasErrorPrefix(cerr, "EXECABORT") {
+			return cerr
+		}
+	}
+	return err
 }
 
 func compare(key string, got map[string]string, l keys.Layout) error {
