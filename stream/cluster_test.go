@@ -34,6 +34,7 @@ func TestStreamsCluster(t *testing.T) {
 		"value_streams_bounded":     valueStreamsBounded,
 		"group_behind_trim":         consumeGroupBehindATrim,
 		"stream_rewritten":          subscribeStreamRewritten,
+		"since_trimmed":             subscribeSinceTrimmed,
 	} {
 		t.Run(name, func(t *testing.T) { body(t, c.Client(t)) })
 	}

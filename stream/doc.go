@@ -58,10 +58,18 @@
 //     it, so a stream deleted and written again while the reader waited is
 //     seen; that costs one round trip per wake-up: BenchmarkPutToSubscriber,
 //     Put to event p50 116 µs before this check, 156 µs with it, for one
-//     thread on loopback). Positions that are not entry IDs (FromBeginning, a Since time,
-//     the start of a stream that was empty) are not checked: they claim no
-//     event. Redis does not keep the IDs it trims, so a trim that fell
-//     exactly after the position is reported too, though nothing was lost.
+//     thread on loopback). FromBeginning and the start of a stream that was
+//     empty are not entry IDs and claim no event: they are not checked. A
+//     time (Query.Since, or a Cursor that holds one: a shard with no event
+//     since) claims every event appended at or after it: when the stream's
+//     first entry is past the time and Redis trimmed the stream (XINFO
+//     STREAM, in the same MULTI: its entries-added is past its length),
+//     the gap is GapTrimmed without a From. On a server that does not
+//     count the entries added (before Redis 7.0; miniredis), Subscribe
+//     yields ErrTrimUnknown instead, once, and delivers from the first
+//     entry. Redis does not keep the IDs it trims, so a trim that fell
+//     exactly after the position (or, for a time, wholly before it) is
+//     reported too, though nothing was lost.
 //     A stream keeps no identity across its losses, so a position carries
 //     one of its entry: a Cursor holds, after each entry ID, "~" and a mark
 //     of that entry's fields (8 hex digits of a 32-bit FNV-1a hash), and an

@@ -23,7 +23,11 @@ const (
 	// holds: Redis trimmed the stream past it (or lost the stream, which
 	// was then written again), and the events between may be gone. (When
 	// the trim fell exactly after the position, there were none: Redis
-	// keeps no trace of trimmed IDs to tell.)
+	// keeps no trace of trimmed IDs to tell.) For a time position (a Since,
+	// or a Cursor that holds one): the stream's first entry is past that
+	// time and Redis trimmed the stream (it counts the entries ever added),
+	// so the entries it trimmed may have been appended at or after that
+	// time; when none was, nothing was lost.
 	GapTrimmed = "trimmed"
 	// GapStreamLost: the stream no longer exists, or is empty, though the
 	// position was read from it (a restart without persistence, a FLUSH, an
@@ -52,7 +56,8 @@ type GapError struct {
 	// Reason is one of the Gap* constants.
 	Reason string `json:"reason"`
 	// From is the last position the reader held before the gap (an entry
-	// ID; "" when unknown). Events after it may be missing.
+	// ID; "" for a time position, or when unknown). Events after it may be
+	// missing.
 	From string `json:"from,omitempty"`
 	// To is the first entry the stream held after the gap: delivery goes
 	// on with it. "" when the stream was gone (delivery goes on with its
@@ -89,11 +94,19 @@ func gapEvent(g *GapError, threadID, cursor string) Event {
 
 // realPosition reports whether a position is an entry ID a reader got from
 // the stream (or a cursor made of such IDs), as opposed to the start of an
-// empty stream ("0-0") or a time (beforeTime: sequence 2^64-1), which say
-// nothing about which events existed.
+// empty stream ("0-0") or a time (beforeTime: sequence 2^64-1), which hold
+// no entry.
 func realPosition(id string) bool {
 	ms, seq, ok := strings.Cut(id, "-")
 	return ok && id != "0-0" && seq != maxSeq && ms != ""
+}
+
+// timePosition reports whether a position is a time (beforeTime): it holds
+// no entry, but claims every event appended at or after that time, so a
+// trim of such an event is a gap.
+func timePosition(id string) bool {
+	_, seq, ok := strings.Cut(id, "-")
+	return ok && seq == maxSeq
 }
 
 const maxSeq = "18446744073709551615"
@@ -137,6 +150,13 @@ type checked struct {
 	// at its position now (pos, past what that read returned). A position
 	// that is not an entry ID counts as held: it claims no entry.
 	preHeld, posHeld bool
+	// deleted and deletedKnown: whether Redis ever deleted an entry from
+	// the stream (trimmed it: XINFO STREAM's entries-added is past its
+	// length), read only when the position before the read is a time
+	// position and the stream exists. deletedKnown is false when not read,
+	// or when the server does not report entries-added (before Redis 7.0;
+	// miniredis).
+	deleted, deletedKnown bool
 	// judged is set by a check that judged the stream itself (a consumer
 	// group's: the position is the group's, not the reader's); gap is then
 	// its verdict, nil for none.
@@ -176,6 +196,33 @@ func detectGap(stream, pre, pos string, c checked) (g *GapError, resume string, 
 		return &GapError{Stream: stream, Reason: GapStreamLost, From: pre}, "0-0", true
 	case realPosition(pre) && compareIDs(c.first, pre) > 0:
 		return &GapError{Stream: stream, Reason: GapTrimmed, From: pre, To: c.first}, pos, false
+	case timePosition(pre) && compareIDs(c.first, pre) > 0 && c.deleted:
+		// The stream starts past the time and Redis trimmed it: the
+		// entries it trimmed may have been appended at or after the time.
+		return &GapError{Stream: stream, Reason: GapTrimmed, To: c.first}, pos, false
 	}
 	return nil, pos, false
+}
+
+// ErrTrimUnknown is yielded by Subscribe (with a zero Event, once for each
+// stream concerned) when it cannot tell whether events appended at or after
+// a time position (Query.Since, or a Cursor that holds one) were trimmed:
+// the stream's first entry is past that time, and the server does not
+// report how many entries were ever added to the stream (XINFO STREAM's
+// entries-added: Redis 7.0 and later and Valkey do, miniredis does not),
+// so whether it was ever trimmed is unknown. Delivery goes on from the
+// stream's first entry.
+var ErrTrimUnknown = errors.New("stream: cannot tell whether events after the start time were trimmed")
+
+// trimUnknown returns an error wrapping ErrTrimUnknown when a checked read
+// of a stream from the time position pre could not be judged: the stream's
+// first entry is past the time and the server did not tell whether it was
+// ever trimmed.
+func trimUnknown(stream, pre string, c checked) error {
+	if !timePosition(pre) || c.first == "" || compareIDs(c.first, pre) <= 0 || c.deletedKnown {
+		return nil
+	}
+	ms, _ := splitID(pre)
+	return fmt.Errorf("%w: %s starts at %s, after %s, and the server does not report XINFO STREAM entries-added",
+		ErrTrimUnknown, stream, c.first, time.UnixMilli(int64(ms+1)).UTC().Format(time.RFC3339Nano))
 }

@@ -146,8 +146,9 @@ func subscribeFromTrimmedCursor(t *testing.T, rdb redis.UniversalClient) {
 }
 
 // TestSubscribeNoGapWhenNothingLost: resuming from a cursor Redis still
-// holds, from the beginning and from a time yields no gap, though the
-// streams were trimmed.
+// holds, from the beginning and from a time the stream holds an entry before
+// yields no gap, though the streams were trimmed (TestSubscribeSinceTrimmed
+// has the times a trim concerns).
 func TestSubscribeNoGapWhenNothingLost(t *testing.T) {
 	_, rdb := redistest.Mini(t)
 	s := newSaver(t, rdb, redissaver.Options{Shards: 1})
@@ -156,9 +157,9 @@ func TestSubscribeNoGapWhenNothingLost(t *testing.T) {
 	trim(t, rdb, 4, s.Layout().Events("kept"))
 	kept := rdb.XRange(context.Background(), s.Layout().Events("kept"), "-", "+").Val()
 	for name, q := range map[string]stream.Query{
-		"cursor held":  {ThreadID: "kept", From: kept[0].ID},
-		"beginning":    {ThreadID: "kept", From: stream.FromBeginning},
-		"since":        {ThreadID: "kept", Since: time.UnixMilli(1)},
+		"cursor held": {ThreadID: "kept", From: kept[0].ID},
+		"beginning":   {ThreadID: "kept", From: stream.FromBeginning},
+		"since a time the stream holds an entry before": {ThreadID: "kept", Since: time.UnixMilli(mustAtoi(t, strings.Split(kept[0].ID, "-")[0]) + 1)},
 		"empty thread": {ThreadID: "never", From: "0-0"},
 	} {
 		log, cancel, done := follow(sub, q)

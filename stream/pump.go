@@ -32,12 +32,14 @@ func (p positions) clone() positions {
 }
 
 // batch is what one read returned, in the order a subscription delivers
-// it: entries that precede the gaps, the gaps, then the other entries.
+// it: the streams whose time position could not be judged (trimUnknown),
+// entries that precede the gaps, the gaps, then the other entries.
 type batch struct {
-	before []redis.XStream
-	gaps   []gapAt
-	res    []redis.XStream
-	err    error
+	unknown []error
+	before  []redis.XStream
+	gaps    []gapAt
+	res     []redis.XStream
+	err     error
 }
 
 // gapAt is a gap, and the position a subscription resumed from it starts
@@ -168,6 +170,9 @@ func (s *Subscriber) readLoop(ctx context.Context, streams []string, at position
 				}
 				continue
 			}
+			if err := trimUnknown(k, pre.ids[j], seen[j]); err != nil {
+				b.unknown = append(b.unknown, err)
+			}
 			g, resume, dropRead := detectGap(k, pre.ids[j], ids[j], seen[j])
 			if g == nil {
 				continue
@@ -198,7 +203,7 @@ func (s *Subscriber) readLoop(ctx context.Context, streams []string, at position
 		at.advance(streams, res, true)
 		b.res = append(b.res, res...)
 		needCheck = s.full(res)
-		if (b.before != nil || b.res != nil || b.gaps != nil) && !send(b) {
+		if (b.unknown != nil || b.before != nil || b.res != nil || b.gaps != nil) && !send(b) {
 			return
 		}
 	}

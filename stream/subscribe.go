@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"strings"
 	"time"
 
 	"github.com/graphstate/redcheck/checkpoint"
@@ -27,7 +28,9 @@ type Query struct {
 	// ErrInvalidQuery (see CheckQuery).
 	From string
 	// Since, when From is "" and Since is not zero, starts at the first
-	// event appended at or after Since.
+	// event appended at or after Since. Events appended since then that
+	// Redis trimmed are reported as a gap (see Gaps in the package
+	// documentation).
 	Since time.Time
 }
 
@@ -104,6 +107,11 @@ func (s *Subscriber) Subscribe(ctx context.Context, q Query) iter.Seq2[Event, er
 					return
 				}
 				continue
+			}
+			for _, err := range b.unknown {
+				if !yield(Event{}, err) {
+					return
+				}
 			}
 			if !deliver(b.before) {
 				return
@@ -228,7 +236,8 @@ func (s *Subscriber) xread(rdb redis.UniversalClient) func(ctx context.Context, 
 
 // xreadChecked reads after the positions at without blocking and, in the
 // same MULTI (so that no write falls between), what each stream holds at
-// its start and at the positions pre and at (see checked). A position is
+// its start and at the positions pre and at (see checked), and, where pre
+// is a time position, whether the stream was ever trimmed. A position is
 // held when the stream holds an entry with its ID and, where the position
 // has a mark, the same mark: an entry that took that ID in a new
 // incarnation of the stream is another event.
@@ -237,8 +246,13 @@ func (s *Subscriber) xreadChecked(rdb redis.UniversalClient) func(ctx context.Co
 		pipe := rdb.TxPipeline()
 		firsts := make([]*redis.XMessageSliceCmd, len(streams))
 		entries := make([][2]*redis.XMessageSliceCmd, len(streams))
+		infos := make([]*redis.XInfoStreamCmd, len(streams))
 		for i, k := range streams {
 			firsts[i] = pipe.XRangeN(ctx, k, "-", "+", 1)
+			if timePosition(pre.ids[i]) {
+				infos[i] = pipe.XInfoStream(ctx, k)
+				infos[i].SetFirstKeyPos(2) // the key follows STREAM: a Cluster routes the MULTI by it
+			}
 			for h, pos := range []string{pre.ids[i], at.ids[i]} {
 				if realPosition(pos) && (h == 0 || pos != pre.ids[i]) {
 					entries[i][h] = pipe.XRangeN(ctx, k, pos, pos, 1)
@@ -250,7 +264,7 @@ func (s *Subscriber) xreadChecked(rdb redis.UniversalClient) func(ctx context.Co
 			Count:   s.opts.Count,
 			Block:   -1,
 		})
-		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) && !noSuchKey(err) {
 			return nil, nil, err
 		}
 		out := make([]checked, len(streams))
@@ -261,6 +275,18 @@ func (s *Subscriber) xreadChecked(rdb redis.UniversalClient) func(ctx context.Co
 			}
 			if len(msgs) > 0 {
 				out[i].first = msgs[0].ID
+			}
+			if infos[i] != nil {
+				info, err := infos[i].Result()
+				switch {
+				case err == nil:
+					// A stream that holds an entry has had one added:
+					// entries-added 0 is a server that does not count.
+					out[i].deleted = info.EntriesAdded > info.Length
+					out[i].deletedKnown = info.EntriesAdded > 0
+				case !noSuchKey(err):
+					return nil, nil, err
+				}
 			}
 			// A position not read (it claims no entry) counts as held; pos
 			// equal to pre was read once, as pre.
@@ -288,4 +314,10 @@ func (s *Subscriber) xreadChecked(rdb redis.UniversalClient) func(ctx context.Co
 		}
 		return res, out, nil
 	}
+}
+
+// noSuchKey reports whether err is Redis's reply to XINFO STREAM of a key
+// that does not exist.
+func noSuchKey(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "no such key")
 }

@@ -167,8 +167,8 @@ func TestCheckpointStateAPI(t *testing.T) {
 func TestEventsLive(t *testing.T) {
 	f := newFixture(t)
 	es, _ := f.openEvents(t, "/api/events", "")
-	if id := es.ready(t); !strings.HasPrefix(id, readyPrefix) {
-		t.Fatalf("ready id %q, want a time", id)
+	if id := es.ready(t); f.srv.sub.CheckQuery(stream.Query{From: id}) != nil {
+		t.Fatalf("ready id %q, want a cursor of every thread", id)
 	}
 	cfg := f.put(t, checkpoint.Config{ThreadID: "live"}, 7, map[string]any{"messages": []any{"hi"}})
 	_, ev := es.nextEvent(t)
@@ -215,7 +215,7 @@ func TestEventsResume(t *testing.T) {
 		t.Fatalf("resumed with %v, want %v, %v (and not %v)", got, c2.CheckpointID, c3.CheckpointID, c1.CheckpointID)
 	}
 
-	// A reconnection before any event resumes from the ready event's time.
+	// A reconnection before any event resumes from the ready event's cursor.
 	es3, _ := f.openEvents(t, "/api/events", readyID)
 	es3.ready(t)
 	seen := map[string]bool{}
@@ -347,7 +347,7 @@ func TestBrowserLiveTimeline(t *testing.T) {
 	// an eviction would): the page marks the gap in the timeline, and what
 	// comes after it shows above the marker.
 	ctx := context.Background()
-	f.srv.rdb.Del(ctx, f.saver.Layout().Feed(f.saver.Layout().Shard("browser-thread")))
+	f.rdb.Del(ctx, f.saver.Layout().Feed(f.saver.Layout().Shard("browser-thread")))
 	b.waitFor("a gap marker in the timeline", `const g = document.querySelector('#timeline .gap');
 		return !!g && g.getBoundingClientRect().height > 0 && g.innerText.includes('Events missing')`)
 	var reason string
@@ -378,8 +378,8 @@ func TestEventsGap(t *testing.T) {
 	}
 	ctx := context.Background()
 	key := f.saver.Layout().Events("g")
-	first := f.srv.rdb.XRangeN(ctx, key, "-", "+", 1).Val()[0].ID
-	f.srv.rdb.XTrimMaxLen(ctx, key, 1)
+	first := f.rdb.XRangeN(ctx, key, "-", "+", 1).Val()[0].ID
+	f.rdb.XTrimMaxLen(ctx, key, 1)
 	es, _ := f.openEvents(t, "/api/events?thread=g", first)
 	es.ready(t)
 	m, ev := es.nextEvent(t)

@@ -15,6 +15,7 @@ import (
 	"github.com/graphstate/redcheck/internal/redistest"
 	"github.com/graphstate/redcheck/redissaver"
 	"github.com/graphstate/redcheck/stream"
+	"github.com/redis/go-redis/v9"
 )
 
 func TestMain(m *testing.M) { redistest.Main(m) }
@@ -22,6 +23,7 @@ func TestMain(m *testing.M) { redistest.Main(m) }
 // fixture is a dashboard on a fresh miniredis, served on loopback.
 type fixture struct {
 	saver *redissaver.Saver
+	rdb   redis.UniversalClient
 	srv   *server
 	ts    *httptest.Server
 }
@@ -38,7 +40,7 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{saver: saver, srv: newServer(saver, sub, rdb)}
+	f := &fixture{saver: saver, rdb: rdb, srv: newServer(saver, sub)}
 	f.ts = httptest.NewServer(f.srv)
 	t.Cleanup(func() {
 		f.ts.CloseClientConnections() // ends open event streams

@@ -101,7 +101,7 @@ func run() error {
 		return err
 	}
 	srv := &http.Server{
-		Handler:           newServer(saver, sub, rdb),
+		Handler:           newServer(saver, sub),
 		ReadHeaderTimeout: 10 * time.Second,
 		// Requests, event streams included, end with ctx.
 		BaseContext: func(net.Listener) context.Context { return ctx },

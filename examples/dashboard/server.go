@@ -13,7 +13,6 @@ import (
 	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/graphstate/redcheck/redissaver"
 	"github.com/graphstate/redcheck/stream"
-	"github.com/redis/go-redis/v9"
 )
 
 //go:embed static
@@ -28,16 +27,14 @@ const heartbeatEvery = 15 * time.Second
 type server struct {
 	saver     *redissaver.Saver
 	sub       *stream.Subscriber
-	rdb       redis.UniversalClient // for TIME: where a new event stream starts
 	heartbeat time.Duration
 	mux       *http.ServeMux
 }
 
 // newServer returns the dashboard's handler. saver and sub must share one
-// prefix and number of shards; rdb is the client they use, which the caller
-// owns.
-func newServer(saver *redissaver.Saver, sub *stream.Subscriber, rdb redis.UniversalClient) *server {
-	s := &server{saver: saver, sub: sub, rdb: rdb, heartbeat: heartbeatEvery, mux: http.NewServeMux()}
+// prefix and number of shards.
+func newServer(saver *redissaver.Saver, sub *stream.Subscriber) *server {
+	s := &server{saver: saver, sub: sub, heartbeat: heartbeatEvery, mux: http.NewServeMux()}
 	static, err := fs.Sub(staticFiles, "static")
 	if err != nil {
 		panic(err) // the embedded tree is fixed at build time

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/graphstate/redcheck/keys"
@@ -21,16 +19,14 @@ import (
 // Last-Event-ID and resumes right after the last event it received. The
 // stream opens with a "ready" event: from then on no event is missed (so a
 // page loads its data after "ready" and merges what arrives). For a stream
-// starting now, its id is "t:" and Redis's time in milliseconds, where a
-// reconnection before any event resumes. Subscription errors are sent as
+// starting now, its id is the cursor of the end of the events
+// (stream.Subscriber.Position), where a reconnection before any event
+// resumes. Subscription errors are sent as
 // "stream-error" events (not "error": EventSource fires that name for
 // connection failures) and the stream goes on. A gap (events Redis no longer
 // holds) is a message like an event, of type "gap" (stream.EventJSON with its
 // "gap" field), whose id resumes after it: the page marks it in the
 // timeline and reloads what it shows.
-
-// readyPrefix starts the id of a "ready" event that holds a time.
-const readyPrefix = "t:"
 
 // eventOf is an event as the page reads it: its JSON form, with values
 // made safe for encoding/json.
@@ -61,14 +57,13 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err)
 		return
 	}
-	if readyID == "" && q.Since.IsZero() { // start now, by Redis's clock
-		now, err := s.rdb.Time(ctx).Result()
+	if readyID == "" { // start now: after the last event each stream holds
+		cursor, err := s.sub.Position(ctx, q.ThreadID)
 		if err != nil {
-			writeError(w, http.StatusBadGateway, fmt.Errorf("redis TIME: %w", err))
+			writeError(w, http.StatusBadGateway, fmt.Errorf("find the end of the events: %w", err))
 			return
 		}
-		q.Since = now
-		readyID = readyPrefix + strconv.FormatInt(now.UnixMilli(), 10)
+		q.From, readyID = cursor, cursor
 	}
 
 	h := w.Header()
@@ -117,7 +112,7 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 }
 
 // position sets where q starts from a Last-Event-ID (or ?from=): "" for
-// now, "beginning", a "t:" time or an event cursor. It returns the id of the
+// now, "beginning" or an event cursor. It returns the id of the
 // "ready" event, "" when the stream starts now.
 func (s *server) position(q *stream.Query, from string) (string, error) {
 	switch {
@@ -126,13 +121,6 @@ func (s *server) position(q *stream.Query, from string) (string, error) {
 	case from == "beginning" || from == stream.FromBeginning:
 		q.From = stream.FromBeginning
 		return stream.FromBeginning, nil
-	case strings.HasPrefix(from, readyPrefix):
-		ms, err := strconv.ParseInt(from[len(readyPrefix):], 10, 64)
-		if err != nil || ms <= 0 {
-			return "", fmt.Errorf("bad position %q", from)
-		}
-		q.Since = time.UnixMilli(ms)
-		return from, nil
 	}
 	q.From = from
 	if err := s.sub.CheckQuery(*q); err != nil {
