@@ -119,7 +119,63 @@ func readmeBlock(h header, rows []Row) string {
 		}
 	}
 	writePeers(&b, h, rows)
+	writeSameRuntime(&b, rows)
 	return b.String()
+}
+
+// writeSameRuntime writes redcheck-js against LangGraph.js's savers, all
+// run by the peers' program in one Node process: for each operation
+// redcheck-js ran, its p50 and ops/s, each saver's ops/s with redcheck-js's
+// over it, then the range of its ratio over the Postgres saver (the one
+// network store among them) at each concurrency.
+func writeSameRuntime(b *strings.Builder, rows []Row) {
+	peers := []string{peerMemory, peerSQLite, peerPostgres}
+	var js []Row
+	for _, r := range rows {
+		if r.Impl == peerRedcheckJS && r.OpsPerS.Valid() {
+			js = append(js, r)
+		}
+	}
+	if len(js) == 0 {
+		return
+	}
+	b.WriteString("\n**redcheck-js in the same Node process** as LangGraph.js's savers, same run, same workload (p50 · ops/s, then redcheck-js's ops/s over the saver's). ")
+	b.WriteString("MemorySaver and the SQLite saver run in the process: no network round trip, nothing kept outside it.\n\n")
+	b.WriteString("| operation | c | redcheck-js | " + strings.Join(peers, " | ") + " |\n|---|---|---|" + strings.Repeat("---|", len(peers)) + "\n")
+	type span struct{ lo, hi Num }
+	overPG := map[int]*span{}
+	var concs []int
+	for _, r := range js {
+		fmt.Fprintf(b, "| %s | %d | %s µs · %s/s |", r.Op, r.Concurrency, us(r.P50us), count(r.OpsPerS))
+		for _, impl := range peers {
+			p, ok := findRow(rows, impl, r.Op, r.Concurrency)
+			if !ok || !p.OpsPerS.Valid() || p.OpsPerS <= 0 {
+				b.WriteString(" — |")
+				continue
+			}
+			x := r.OpsPerS / p.OpsPerS
+			fmt.Fprintf(b, " %s/s (%s) |", count(p.OpsPerS), times(x))
+			if impl != peerPostgres {
+				continue
+			}
+			if sp := overPG[r.Concurrency]; sp == nil {
+				overPG[r.Concurrency] = &span{x, x}
+				concs = append(concs, r.Concurrency)
+			} else {
+				sp.lo, sp.hi = min(sp.lo, x), max(sp.hi, x)
+			}
+		}
+		b.WriteString("\n")
+	}
+	if len(concs) == 0 {
+		return
+	}
+	slices.Sort(concs)
+	var parts []string
+	for _, c := range concs {
+		parts = append(parts, fmt.Sprintf("%s to %s at concurrency %d", times(overPG[c].lo), times(overPG[c].hi), c))
+	}
+	b.WriteString("\nredcheck-js over the Postgres saver, on every operation both ran: " + strings.Join(parts, ", ") + ".\n")
 }
 
 // writePeers writes the peers table: for each operation the peers ran,

@@ -82,3 +82,43 @@ func TestReadmeIsGenerated(t *testing.T) {
 		t.Errorf("the generated block of %s is not what results/latest.json gives: run go run ./bench -readme from the module root", readmePath)
 	}
 }
+
+// TestSameRuntimeTable: redcheck-js's rows against LangGraph.js's savers,
+// with its ratio over each, and the range over the Postgres saver per
+// concurrency; nothing when redcheck-js did not run.
+func TestSameRuntimeTable(t *testing.T) {
+	mk := func(impl, op string, c int, ops, p50 Num) Row {
+		r := newRow(impl, op, c)
+		r.OpsPerS, r.P50us = ops, p50
+		return r
+	}
+	rows := []Row{
+		mk(peerRedcheckJS, "Put", 1, 3000, 300),
+		mk(peerMemory, "Put", 1, 6000, 150),
+		mk(peerPostgres, "Put", 1, 1000, 900),
+		mk(peerRedcheckJS, "GetTuple.latest", 1, 2000, 400),
+		mk(peerPostgres, "GetTuple.latest", 1, 100, 9000),
+		mk(peerRedcheckJS, "Put", 64, 5000, 9000),
+		mk(peerPostgres, "Put", 64, 2500, 20000),
+		mk(peerRedcheckJS, "List.full", 1, 60, 15000), // no saver ran it
+	}
+	var b strings.Builder
+	writeSameRuntime(&b, rows)
+	got := b.String()
+	for _, want := range []string{
+		"| operation | c | redcheck-js | langgraph-js-memory | langgraph-js-sqlite | langgraph-js-postgres |",
+		"| Put | 1 | 300 µs · 3,000/s | 6,000/s (0.50×) | — | 1,000/s (3.00×) |",
+		"| GetTuple.latest | 1 | 400 µs · 2,000/s | — | — | 100/s (20.00×) |",
+		"| List.full | 1 | 15,000 µs · 60/s | — | — | — |",
+		"3.00× to 20.00× at concurrency 1, 2.00× to 2.00× at concurrency 64.",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("table lacks %q:\n%s", want, got)
+		}
+	}
+	b.Reset()
+	writeSameRuntime(&b, rows[1:3])
+	if b.Len() != 0 {
+		t.Errorf("written without redcheck-js rows:\n%s", b.String())
+	}
+}

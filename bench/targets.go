@@ -279,6 +279,9 @@ const (
 	peerPostgres = "langgraph-js-postgres"
 	peerMemory   = "langgraph-js-memory"
 	peerSQLite   = "langgraph-js-sqlite"
+	// peerRedcheckJS is redcheck's TypeScript client, run by the peers'
+	// program in the same Node process as LangGraph.js's savers.
+	peerRedcheckJS = "redcheck-js"
 	// bigPayload is the payload from which redcheck must beat even the
 	// in-process savers.
 	bigPayload = 16 << 10
