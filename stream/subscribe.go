@@ -162,6 +162,9 @@ func (s *Subscriber) CheckQuery(q Query) error {
 // Position returns the current end of the events of a thread ("" for every
 // thread), as a cursor for Query.From: read some state, then subscribe from
 // the position taken before, and no event written in between is missed.
+// A stream that holds no event yet gives its start ("0-0"), which claims
+// none (see Gaps in the package documentation): events written to it and
+// trimmed away before the subscription reads them are not reported.
 func (s *Subscriber) Position(ctx context.Context, threadID string) (string, error) {
 	streams, err := s.streams(threadID)
 	if err != nil {
