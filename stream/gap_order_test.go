@@ -63,7 +63,7 @@ func gapAfterRead(t *testing.T, rdb redis.UniversalClient, thread, change string
 	pre := rdb.XRange(ctx, key, "-", "+").Val()
 	log, cancel, done := follow(sub, stream.Query{ThreadID: thread, From: stream.FromBeginning})
 	defer func() { cancel(); <-done }()
-	waitFor(t, "the events before", func() bool { seq, _ := log.snapshot(); return len(seq) >= len(before) })
+	log.waitLen(t, "the events before", len(before))
 	armed.Store(true)
 	e := putN(t, s, "order", 1) // wakes the blocking read; the hook then changes the stream
 	want := append(slices.Clone(before), e[0], "gap")
@@ -72,7 +72,7 @@ func gapAfterRead(t *testing.T, rdb redis.UniversalClient, thread, change string
 		want = append(slices.Clone(before), "gap", e[0])
 		reason, from = stream.GapTrimmed, pre[len(pre)-1].ID
 	}
-	waitFor(t, "the event and the gap", func() bool { seq, _ := log.snapshot(); return len(seq) >= len(want) })
+	log.waitLen(t, "the event and the gap", len(want))
 	time.Sleep(100 * time.Millisecond) // nothing more may come
 	log.mu.Lock()
 	seq, gaps, cursors, errs := slices.Clone(log.seq), slices.Clone(log.gaps), slices.Clone(log.cursors), slices.Clone(log.errs)
@@ -98,7 +98,7 @@ func gapAfterRead(t *testing.T, rdb redis.UniversalClient, thread, change string
 	}
 	again, cancel2, done2 := follow(sub, stream.Query{ThreadID: thread, From: gc})
 	defer func() { cancel2(); <-done2 }()
-	waitFor(t, "the resumed subscription", func() bool { seq, _ := again.snapshot(); return len(seq) >= 2 })
+	again.waitLen(t, "the resumed subscription", 2)
 	if seq, _ := again.snapshot(); fmt.Sprint(seq) != fmt.Sprint([]string{"gap", e[0]}) {
 		t.Errorf("resumed from the gap's cursor: %v, want [gap %s]", seq, e[0])
 	}

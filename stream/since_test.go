@@ -46,7 +46,7 @@ func subscribeSinceTrimmed(t *testing.T, rdb redis.UniversalClient) {
 				"between events":     {since, ids},
 			} {
 				log, cancel, done := follow(sub, stream.Query{ThreadID: thread, Since: c.at})
-				waitFor(t, name, func() bool { seq, _ := log.snapshot(); return len(seq) >= len(c.want) })
+				log.waitLen(t, name, len(c.want))
 				cancel()
 				<-done
 				seq, _ := log.snapshot()
@@ -63,17 +63,14 @@ func subscribeSinceTrimmed(t *testing.T, rdb redis.UniversalClient) {
 			first := firstEntry(t, rdb, keys)
 			log, cancel, done := follow(sub, stream.Query{ThreadID: thread, Since: since})
 			defer func() { cancel(); <-done }()
-			waitFor(t, "the 2 events left", func() bool { seq, _ := log.snapshot(); return len(seq) >= 2 })
+			log.waitLen(t, "the 2 events left", 2)
 			later := putN(t, s, "since", 1)
 			want := append(append([]string{}, ids[3:]...), later...)
 			if reports {
 				want = append([]string{"gap"}, want...)
 			}
-			waitFor(t, "the later event", func() bool { seq, _ := log.snapshot(); return len(seq) >= len(want) })
-			time.Sleep(100 * time.Millisecond) // nothing more may come
-			cancel()
-			<-done
-			seq, gaps := log.snapshot()
+			log.waitLen(t, "the later event", len(want))
+			seq, gaps := log.settle(100*time.Millisecond, cancel, done)
 			if fmt.Sprint(seq) != fmt.Sprint(want) {
 				t.Errorf("trimmed: got %v, want %v", seq, want)
 			}
@@ -92,7 +89,7 @@ func subscribeSinceTrimmed(t *testing.T, rdb redis.UniversalClient) {
 
 			// Resumed from the gap's Cursor: the gap again, then the same events.
 			again, cancel2, done2 := follow(sub, stream.Query{ThreadID: thread, From: log.cursors[0]})
-			waitFor(t, "the resumed subscription", func() bool { seq, _ := again.snapshot(); return len(seq) >= len(want) })
+			again.waitLen(t, "the resumed subscription", len(want))
 			cancel2()
 			<-done2
 			if seq, _ := again.snapshot(); fmt.Sprint(seq) != fmt.Sprint(want) || len(again.errs) != 0 {
