@@ -63,8 +63,9 @@
 //     time (Query.Since, or a Cursor that holds one: a shard with no event
 //     since) claims every event appended at or after it: when the stream's
 //     first entry is past the time and Redis trimmed the stream (XINFO
-//     STREAM, in the same MULTI: its entries-added is past its length),
-//     the gap is GapTrimmed without a From. On a server that does not
+//     STREAM, in the same MULTI: its entries-added is past its length; or
+//     an earlier read saw it hold an entry at or before the time, and
+//     XINFO is no longer asked), the gap is GapTrimmed without a From. On a server that does not
 //     count the entries added (before Redis 7.0; miniredis), Subscribe
 //     yields ErrTrimUnknown instead, once, and delivers from the first
 //     entry. Redis does not keep the IDs it trims, so a trim that fell

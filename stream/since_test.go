@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -132,4 +133,57 @@ func errsAre(errs, want []error) bool {
 		}
 	}
 	return true
+}
+
+// TestSinceSettledAsksOnce: a subscription from a time its stream holds an
+// entry before asks Redis whether the stream was trimmed (XINFO STREAM) at
+// its first read only, not at every read while no later event comes.
+func TestSinceSettledAsksOnce(t *testing.T) { forTiers(t, sinceSettledAsksOnce) }
+
+func sinceSettledAsksOnce(t *testing.T, rdb redis.UniversalClient) {
+	s := newSaver(t, rdb, redissaver.Options{Shards: 1})
+	putN(t, s, "settled", 2)
+	since := pause()
+	blocking := redis.NewClient(rdb.(*redis.Client).Options())
+	t.Cleanup(func() { _ = blocking.Close() })
+	var reads, infos atomic.Int64
+	blocking.AddHook(countInfos{&reads, &infos})
+	sub, err := stream.New(rdb, stream.Options{Prefix: s.Layout().Prefix(), Shards: 1, Block: 20 * time.Millisecond,
+		MaxBackoff: 50 * time.Millisecond, BlockingClient: blocking})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, cancel, done := follow(sub, stream.Query{ThreadID: "settled", Since: since})
+	defer func() { cancel(); <-done }()
+	waitFor(t, "5 checked reads", func() bool { return reads.Load() >= 5 }) // one per idle block
+	later := putN(t, s, "settled", 1)
+	log.waitLen(t, "the later event", 1)
+	if seq, _ := log.snapshot(); fmt.Sprint(seq) != fmt.Sprint(later) || len(log.errs) != 0 {
+		t.Errorf("got %v, errors %v; want %v", seq, log.errs, later)
+	}
+	if n := infos.Load(); n != 1 {
+		t.Errorf("XINFO STREAM asked %d times in %d checked reads, want once", n, reads.Load())
+	}
+}
+
+// countInfos counts the transactions of checked reads (those that hold an
+// XREAD) and the XINFO STREAM commands among them.
+type countInfos struct{ reads, infos *atomic.Int64 }
+
+func (countInfos) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (countInfos) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+
+func (h countInfos) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, c := range cmds {
+			switch c.Name() {
+			case "xread":
+				h.reads.Add(1)
+			case "xinfo":
+				h.infos.Add(1)
+			}
+		}
+		return next(ctx, cmds)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/graphstate/redcheck/checkpoint"
@@ -240,19 +241,34 @@ func (s *Subscriber) xread(rdb redis.UniversalClient) func(ctx context.Context, 
 // xreadChecked reads after the positions at without blocking and, in the
 // same MULTI (so that no write falls between), what each stream holds at
 // its start and at the positions pre and at (see checked), and, where pre
-// is a time position, whether the stream was ever trimmed. A position is
+// is a time position the stream was never seen holding an entry at or
+// before, whether the stream was ever trimmed. A position is
 // held when the stream holds an entry with its ID and, where the position
 // has a mark, the same mark: an entry that took that ID in a new
 // incarnation of the stream is another event.
 func (s *Subscriber) xreadChecked(rdb redis.UniversalClient) func(ctx context.Context, streams []string, pre, at positions) ([]redis.XStream, []checked, error) {
+	// The time position at which each stream was seen holding an entry at
+	// or before it: from then on, a first entry past it means that entry
+	// was trimmed, which XINFO STREAM need not be asked. (Cluster readers
+	// share this closure, one per stream.)
+	var mu sync.Mutex
+	settled := map[string]string{}
 	return func(ctx context.Context, streams []string, pre, at positions) ([]redis.XStream, []checked, error) {
 		pipe := rdb.TxPipeline()
 		firsts := make([]*redis.XMessageSliceCmd, len(streams))
 		entries := make([][2]*redis.XMessageSliceCmd, len(streams))
 		infos := make([]*redis.XInfoStreamCmd, len(streams))
+		out := make([]checked, len(streams))
+		mu.Lock()
+		for i, k := range streams {
+			if timePosition(pre.ids[i]) && settled[k] == pre.ids[i] {
+				out[i].deleted, out[i].deletedKnown = true, true
+			}
+		}
+		mu.Unlock()
 		for i, k := range streams {
 			firsts[i] = pipe.XRangeN(ctx, k, "-", "+", 1)
-			if timePosition(pre.ids[i]) {
+			if timePosition(pre.ids[i]) && !out[i].deletedKnown {
 				infos[i] = pipe.XInfoStream(ctx, k)
 				infos[i].SetFirstKeyPos(2) // the key follows STREAM: a Cluster routes the MULTI by it
 			}
@@ -270,7 +286,6 @@ func (s *Subscriber) xreadChecked(rdb redis.UniversalClient) func(ctx context.Co
 		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) && !noSuchKey(err) {
 			return nil, nil, err
 		}
-		out := make([]checked, len(streams))
 		for i, c := range firsts {
 			msgs, err := c.Result()
 			if err != nil {
@@ -278,6 +293,11 @@ func (s *Subscriber) xreadChecked(rdb redis.UniversalClient) func(ctx context.Co
 			}
 			if len(msgs) > 0 {
 				out[i].first = msgs[0].ID
+				if timePosition(pre.ids[i]) && compareIDs(msgs[0].ID, pre.ids[i]) <= 0 {
+					mu.Lock()
+					settled[streams[i]] = pre.ids[i]
+					mu.Unlock()
+				}
 			}
 			if infos[i] != nil {
 				info, err := infos[i].Result()
