@@ -8,8 +8,6 @@ import {
   BaseCheckpointSaver,
   JsonPlusSerializer,
   TASKS,
-  compareWritesSortKeys,
-  writesSortKey,
   type ChannelVersions,
   type Checkpoint,
   type CheckpointListOptions,
@@ -18,11 +16,10 @@ import {
   type CheckpointTuple,
   type DeltaChannelHistory,
   type PendingWrite,
-  type SerializerProtocol,
 } from "@langchain/langgraph-checkpoint";
 import { createClient, createCluster } from "redis";
 import { canonicalJSON, goMarshal } from "./canonjson.js";
-import { blobField, cutLen, joinNames, pack, parseWriteField, unpack, writeField, writeIndex } from "./codec.js";
+import { blobField, joinNames, pack, parseWriteField, unpack, writeField, writeIndex } from "./codec.js";
 import { Conn, arr, buf, num, str, type Arg, type RedisConnection, type Reply } from "./conn.js";
 import {
   CorruptError,
@@ -32,82 +29,26 @@ import {
   RedcheckError,
   scriptError,
 } from "./errors.js";
-import { FORMAT_VERSION, Layout, SEP, decode, encode, newGen, parseMember, validateID, validateNamespace, validateRunID, validateThreadID } from "./keys.js";
+import { FORMAT_VERSION, Layout, SEP, encode, newGen, validateID, validateNamespace, validateRunID, validateThreadID } from "./keys.js";
 import { copyThread, deleteForRuns, prune, type Ops } from "./extended.js";
 import { scripts } from "./scripts.js";
 import { HintCache } from "./hints.js";
-import { readValues, READ_PAGE, READ_TUPLE, SizeMemory, ValueGone, valuesBytes, type CheckpointRead } from "./outoflua.js";
+import { readValues, READ_TUPLE, SizeMemory, ValueGone, valuesBytes, type CheckpointRead } from "./outoflua.js";
 import { compressionOptions, type CompressionOptions } from "./compress.js";
 import { decodeValue, encodeValue, dumpsTyped, storedValue } from "./values.js";
 import { nextVersion, storedVersion, versionFromStore, versionToStore } from "./version.js";
+import { DEFAULTS, type EventOptions, type RedcheckSaverOptions } from "./options.js";
+import { nsOf, threadOf, validateAddress, type Address } from "./address.js";
+import { PutTracker } from "./puttracker.js";
+import { SCAN_BUDGET, byteOrder, type Query } from "./walk.js";
+import { blobChannel, flatHash, parseJSONField, sortWrites, type StoredWrite } from "./stored.js";
+import { listMerged, listOne } from "./list.js";
+import { deltaChannelHistory } from "./delta.js";
+import type { ReadOps } from "./readops.js";
 
-/** Events the scripts append to each thread's stream and its shard's feed (Go: redissaver.Events). */
-export interface EventOptions {
-  /** No events at all. */
-  disabled?: boolean;
-  /** Approximate maximum length of a thread's stream (default 10,000). */
-  maxLen?: number;
-  /** Approximate maximum length of a shard's feed (default 100,000). */
-  feedMaxLen?: number;
-  /** Copy stored values into the events, within maxValueBytes. */
-  includeValues?: boolean;
-  /** The largest value copied into an event, in bytes (default 64 KiB). */
-  maxValueBytes?: number;
-  /** The bytes of values one event carries, all together (default 64 KiB); values past it travel by reference. */
-  maxEventBytes?: number;
-  /**
-   * With includeValues, the bytes of values a thread's stream and a shard's
-   * feed hold (defaults 64 MiB and 512 MiB): their lengths are lowered to
-   * streamBytes / (maxEventBytes + 1 KiB) and feedBytes / (maxEventBytes + 1 KiB)
-   * events when that is below maxLen and feedMaxLen (Go: Events.StreamBytes, FeedBytes).
-   */
-  streamBytes?: number;
-  feedBytes?: number;
-  /** How long a deleted thread's stream stays, in milliseconds (default 1 h). */
-  retainDeletedMs?: number;
-}
+export type { EventOptions, RedcheckSaverOptions };
 
-export interface RedcheckSaverOptions {
-  /** Key prefix (default "redcheck"): 1–128 bytes, no "{", "}", spaces or control bytes. */
-  prefix?: string;
-  /** Shard count (default 16); must match what the prefix was written with. */
-  shards?: number;
-  /** Lease of a thread in milliseconds: it expires that long after its last write (0, the default: never). */
-  ttl?: number;
-  /** Reads that return a checkpoint renew the lease (needs ttl). */
-  refreshOnRead?: boolean;
-  /** Accept a server whose maxmemory-policy may evict keys. */
-  acceptEviction?: boolean;
-  /** Events (see EventOptions). */
-  events?: EventOptions;
-  /** Checkpoints per List round trip (default 100, at most 1024). */
-  pageSize?: number;
-  /** The serializer of channel and write values (default JsonPlusSerializer). */
-  serde?: SerializerProtocol;
-  /**
-   * Compress values whose stored form is at least threshold bytes with raw
-   * DEFLATE (node:zlib), when that makes them smaller (Go:
-   * redissaver.Compression). Off when absent (the default): switch it on
-   * once every reader of the prefix reads compressed values. Reads take both
-   * forms whatever it says.
-   */
-  compression?: CompressionOptions;
-}
-
-const DEFAULTS = {
-  prefix: "redcheck",
-  pageSize: 100,
-  maxLen: 10_000,
-  feedMaxLen: 100_000,
-  maxValueBytes: 64 << 10,
-  maxEventBytes: 64 << 10,
-  streamBytes: 64 << 20,
-  feedBytes: 512 << 20,
-  retainDeletedMs: 3_600_000,
-};
-const SCAN_BUDGET = 1024;
 const RECLAIM_BUDGET = 64;
-const DELTA_BUDGET = 250;
 const MAX_EVENT_VALUES = 256;
 // put.lua's status for staged values written to a generation that is not the thread's live one.
 const PUT_STALE = 3;
@@ -117,20 +58,6 @@ const STAGE_TTL_MS = 600_000;
 const REGISTRY_MARKER = "";
 /** The version a migrated pending-sends channel gets in a checkpoint with no versions (Go: checkpoint.MigratedTasksVersion). */
 const MIGRATED_TASKS_VERSION = "000000000001.00000000";
-
-interface Address {
-  thread: string;
-  ns: string;
-  id: string;
-}
-
-interface StoredWrite {
-  task: string;
-  channel: string;
-  path: string;
-  idx: number;
-  value: unknown;
-}
 
 /** RedcheckSaver is a LangGraph.js checkpointer on plain Redis 7+ or Valkey, standalone or Cluster. */
 export class RedcheckSaver extends BaseCheckpointSaver {
@@ -738,141 +665,21 @@ export class RedcheckSaver extends BaseCheckpointSaver {
     if (options.limit !== undefined && options.limit <= 0) return;
     await this.setup();
     if (thread === "" && this.layout.shards > 1) {
-      yield* this.#listMerged(q);
+      yield* listMerged(this.#readOps(), q);
       return;
     }
-    yield* this.#listOne(q);
+    yield* listOne(this.#readOps(), q);
   }
 
-  #page(q: Query): number {
-    return q.left >= 0 && q.left < this.#opts.pageSize ? q.left : this.#opts.pageSize;
-  }
-
-  async *#listOne(q: Query): AsyncGenerator<CheckpointTuple> {
-    let w: Walk;
-    if (q.thread !== "") {
-      const sb = this.layout.shardBase(this.layout.shard(q.thread));
-      w = q.ns !== undefined
-        ? new Walk(this.layout.head(q.thread), "ns", sb, encode(q.thread), encode(q.ns), q)
-        : new Walk(this.layout.head(q.thread), "thread", sb, encode(q.thread), "", q);
-    } else {
-      w = new Walk(this.layout.all(0), "shard", this.layout.shardBase(0), "", "", q);
-    }
-    let what: "0" | "2" = this.#sizes.small(q.thread, READ_PAGE) ? "0" : "2";
-    while (!w.done && q.left !== 0) {
-      const at = w.save();
-      const call = w.call(q, this.#page(q), what, this.#refreshMs());
-      let res: Reply;
-      try {
-        res = await this.#conn.run(scripts.list, call.keys, call.args);
-      } catch (e) {
-        throw scriptError("list", e);
-      }
-      const r = arr(res);
-      if (r.length < 2) throw new CorruptError(`list reply of ${r.length} items`);
-      const gen = str(r[1]);
-      w.advance(str(r[0]), gen);
-      const items = r.slice(2).map((it) => {
-        const parts = arr(it);
-        if (parts.length !== 4) throw new CorruptError("list item");
-        const m = str(parts[0]);
-        const a = parseListMember(q, w.mode, m);
-        const read: CheckpointRead = { thread: a.thread, ns: a.ns, gen: w.mode === "shard" ? parseMember(m).gen : gen, flat: parts[1]!, values: parts[2]! };
-        return { a, read, extra: parts[3]! };
-      });
-      try {
-        await readValues(this.#conn, this.layout, items.map((it) => it.read));
-      } catch (e) {
-        if (!(e instanceof ValueGone)) throw e;
-        // A value went between the two round trips (or was lost): the script reads the page whole.
-        w.restore(at);
-        what = "0";
-        continue;
-      }
-      if (q.thread !== "" && items.length > 0) {
-        this.#sizes.learn(q.thread, READ_PAGE, items.reduce((n, it) => n + valuesBytes(it.read.values), 0));
-      }
-      what = this.#sizes.small(q.thread, READ_PAGE) ? "0" : "2";
-      for (const it of items) {
-        yield await this.#decodeTuple(it.a.thread, it.a.ns, it.a.id, it.read.flat, it.read.values, it.extra);
-        if (q.left > 0) q.left--;
-        if (q.left === 0) return;
-      }
-    }
-  }
-
-  /** Every thread of a saver with several shards: merge the shards' next members, newest first, then read them. */
-  async *#listMerged(q: Query): AsyncGenerator<CheckpointTuple> {
-    const walks = Array.from({ length: this.layout.shards }, (_, n) =>
-      Object.assign(new Walk(this.layout.all(n), "shard", this.layout.shardBase(n), "", "", q), { buf: [] as string[] }));
-    while (q.left !== 0) {
-      const page = this.#page(q);
-      const pending = walks.filter((w) => w.buf.length === 0 && !w.done);
-      const replies = await Promise.all(pending.map((w) => {
-        const call = w.call(q, page, "1", this.#refreshMs());
-        return this.#conn.run(scripts.list, call.keys, call.args).catch((e) => {
-          throw scriptError("list", e);
-        });
-      }));
-      replies.forEach((res, i) => {
-        const r = arr(res);
-        if (r.length < 2) throw new CorruptError(`list reply of ${r.length} items`);
-        pending[i]!.advance(str(r[0]), str(r[1]));
-        for (const m of r.slice(2)) pending[i]!.buf.push(buf(m).toString("latin1"));
-      });
-      const batch: string[] = [];
-      merge: while (batch.length < page) {
-        let best: (typeof walks)[number] | undefined;
-        for (const w of walks) {
-          if (w.buf.length === 0) {
-            if (!w.done) break merge;
-            continue;
-          }
-          if (!best || latinCompare(w.buf[0]!, best.buf[0]!) > 0) best = w;
-        }
-        if (!best) break;
-        batch.push(best.buf.shift()!);
-      }
-      if (batch.length === 0) {
-        if (walks.every((w) => w.done && w.buf.length === 0)) return;
-        continue;
-      }
-      const addrs = batch.map((m) => {
-        const p = parseMember(m);
-        return { id: p.id, thread: p.thread.toString("utf8"), ns: p.ns.toString("utf8") };
-      });
-      let got: { a: Address; read: CheckpointRead; extra: Reply }[];
-      try {
-        got = await this.#readAddrs(addrs, false);
-      } catch (e) {
-        if (!(e instanceof ValueGone)) throw e;
-        got = await this.#readAddrs(addrs, true); // a value went in between: read them whole
-      }
-      for (const it of got) {
-        yield await this.#decodeTuple(it.a.thread, it.a.ns, it.a.id, it.read.flat, it.read.values, it.extra);
-        if (q.left > 0) q.left--;
-        if (q.left === 0) return;
-      }
-    }
-  }
-
-  /** readAddrs reads checkpoints by get_tuple.lua, together, then the values it left out (readValues); deleted ones are left out. */
-  async #readAddrs(addrs: Address[], whole: boolean): Promise<{ a: Address; read: CheckpointRead; extra: Reply }[]> {
-    const got = await Promise.all(addrs.map((a) => {
-      const c = this.#getTupleCall(a, whole);
-      return this.#conn.run(scripts.getTuple, c.keys, c.args).catch((e) => {
-        throw scriptError("list", e);
-      });
-    }));
-    const out: { a: Address; read: CheckpointRead; extra: Reply }[] = [];
-    got.forEach((res, i) => {
-      if (res === null) return; // deleted since the first round trip
-      const r = arr(res);
-      if (r.length !== 5) throw new CorruptError(`get tuple reply of ${r.length} items`);
-      out.push({ a: addrs[i]!, read: { thread: addrs[i]!.thread, ns: addrs[i]!.ns, gen: str(r[4]), flat: r[1]!, values: r[2]! }, extra: r[3]! });
-    });
-    await readValues(this.#conn, this.layout, out.map((it) => it.read));
-    return out;
+  /** readOps: what list.ts and delta.ts use of this saver. */
+  #readOps(): ReadOps {
+    return {
+      conn: this.#conn, layout: this.layout, serde: this.serde, pageSize: this.#opts.pageSize, sizes: this.#sizes,
+      refreshMs: () => this.#refreshMs(),
+      getTupleCall: (a, whole) => this.#getTupleCall(a, whole),
+      decodeTuple: (thread, ns, id, flat, values, extra) => this.#decodeTuple(thread, ns, id, flat, values, extra),
+      decodeWrite: (field, stored) => this.#decodeWrite(field, stored),
+    };
   }
 
   // ---- delta channel history ----------------------------------------------------
@@ -899,77 +706,7 @@ export class RedcheckSaver extends BaseCheckpointSaver {
       return out;
     }
     await this.setup();
-    const shard = this.layout.shard(thread);
-    let open = [...new Set(channels)].sort(byteOrder);
-    // Per channel: the seed, and its lists of writes (one per script call, in call order: nearest the target first).
-    const acc = new Map<string, { seed?: Buffer; segs: Reply[][] }>(open.map((ch) => [ch, { segs: [] }]));
-    let target = target0;
-    let gen = "";
-    let cursor = "";
-    const seen = new Set<string>();
-    for (;;) {
-      let res: Reply;
-      try {
-        res = await this.#conn.run(scripts.deltaHistory, [this.layout.head(thread), this.layout.threads(shard)],
-          [this.layout.shardBase(shard), encode(thread), encode(ns), target, cursor, gen, String(DELTA_BUDGET), ...open]);
-      } catch (e) {
-        throw scriptError("delta channel history", e);
-      }
-      if (res === null) {
-        // No such checkpoint (first step only): empty histories, as BaseCheckpointSaver's walk answers.
-        for (const ch of channels) out[ch] = { writes: [] };
-        return out;
-      }
-      const r = arr(res);
-      if (r.length !== 3 + open.length) throw new CorruptError(`delta history reply of ${r.length} entries for ${open.length} channels`);
-      target = str(r[0]);
-      gen = str(r[1]);
-      const next = str(r[2]);
-      const still: string[] = [];
-      open.forEach((ch, i) => {
-        const parts = r[3 + i];
-        if (!Array.isArray(parts) || parts.length === 0) throw new CorruptError("delta history entry");
-        const a = acc.get(ch)!;
-        if (parts.length > 1) a.segs.push(parts);
-        if (Buffer.isBuffer(parts[0])) a.seed = parts[0];
-        else if (parts[0] === null) still.push(ch);
-        else throw new CorruptError("delta history seed");
-      });
-      if (next === "" || still.length === 0) break;
-      if (seen.has(next)) throw scriptError("delta channel history", new Error(`CYCLE the parent chain cycles through ${next}`));
-      seen.add(next);
-      open = still;
-      cursor = next;
-    }
-    for (const ch of channels) {
-      const a = acc.get(ch)!;
-      // Each list: its seed, then per checkpoint (nearest the target first) its count n and n field/value pairs.
-      const groups: { seg: Reply[]; at: number; n: number }[] = [];
-      for (const seg of a.segs) {
-        for (let i = 1; i < seg.length; ) {
-          const n = seg[i];
-          if (typeof n !== "number" || !Number.isInteger(n) || n < 1 || n > (seg.length - i - 1) / 2) {
-            throw new CorruptError(`delta history writes: count ${String(n)} at ${i} of ${seg.length} entries`);
-          }
-          groups.push({ seg, at: i + 1, n });
-          i += 1 + 2 * n;
-        }
-      }
-      const writes: CheckpointPendingWrite[] = [];
-      for (let g = groups.length - 1; g >= 0; g--) {
-        const { seg, at, n } = groups[g]!;
-        const ws: StoredWrite[] = [];
-        for (let i = at; i < at + 2 * n; i += 2) {
-          if (!Buffer.isBuffer(seg[i]) || !Buffer.isBuffer(seg[i + 1])) throw new CorruptError("delta history write");
-          ws.push(await this.#decodeWrite(seg[i] as Buffer, seg[i + 1] as Buffer));
-        }
-        for (const w of sortWrites(ws)) writes.push([w.task, w.channel, w.value]);
-      }
-      const h: DeltaChannelHistory = { writes };
-      if (a.seed !== undefined) h.seed = await decodeValue(this.serde, a.seed);
-      out[ch] = h;
-    }
-    return out;
+    return deltaChannelHistory(this.#readOps(), thread, ns, target0, channels);
   }
 
   // ---- deleteThread ----------------------------------------------------------------
@@ -1072,182 +809,4 @@ export class RedcheckSaver extends BaseCheckpointSaver {
 }
 
 // ---- helpers -------------------------------------------------------------------
-
-/**
- * PutTracker follows the puts under way in this saver, per thread, so that
- * writes sent ahead of their checkpoint's put wait for it (see putWrites).
- */
-class PutTracker {
-  readonly #running = new Map<string, number>();
-  readonly #waiters = new Map<string, Array<{ cp: string; wake: () => void }>>();
-
-  /** begin counts a put of thread; call the result with "ns \0 id" of the stored checkpoint, or undefined. */
-  begin(thread: string): (stored: string | undefined) => void {
-    this.#running.set(thread, (this.#running.get(thread) ?? 0) + 1);
-    return (stored) => {
-      const left = this.#running.get(thread)! - 1;
-      if (left === 0) this.#running.delete(thread);
-      else this.#running.set(thread, left);
-      const ws = this.#waiters.get(thread) ?? [];
-      for (const w of ws.filter((w) => w.cp === stored)) w.wake();
-      // A put chained after this one starts in a later microtask: decide "idle" a macrotask later.
-      if (left === 0) setImmediate(() => this.#wakeIfIdle(thread));
-    };
-  }
-
-  /** settled resolves when checkpoint cp of thread is stored by this saver, or no put of thread is under way. */
-  settled(thread: string, cp: string): Promise<void> {
-    return new Promise((resolve) => {
-      const list = this.#waiters.get(thread) ?? [];
-      const w = {
-        cp,
-        wake: () => {
-          const rest = (this.#waiters.get(thread) ?? []).filter((x) => x !== w);
-          if (rest.length > 0) this.#waiters.set(thread, rest);
-          else this.#waiters.delete(thread);
-          resolve();
-        },
-      };
-      list.push(w);
-      this.#waiters.set(thread, list);
-      if (!this.#running.has(thread)) setImmediate(() => this.#wakeIfIdle(thread));
-    });
-  }
-
-  #wakeIfIdle(thread: string): void {
-    if (this.#running.has(thread)) return;
-    for (const w of [...(this.#waiters.get(thread) ?? [])]) w.wake();
-  }
-}
-
-interface Query {
-  thread: string;
-  ns: string | undefined;
-  id: string;
-  before: string;
-  filter: string[];
-  left: number;
-}
-
-/** Walk is a position in one lex-ordered index (Go: redissaver's walk). */
-class Walk {
-  max = "+";
-  min = "-";
-  gen = "";
-  done = false;
-
-  constructor(readonly key: string, readonly mode: "ns" | "thread" | "shard", readonly sb: string,
-    readonly enct: string, readonly encn: string, q: Query) {
-    if (q.before !== "") this.lower("(" + q.before);
-    if (q.id !== "") {
-      if (validateID(q.id)) this.done = true; // no stored checkpoint can have that ID
-      if (mode === "ns") {
-        this.lower("[" + q.id);
-        this.min = "[" + q.id;
-      } else {
-        this.lower("(" + q.id + "\x01");
-        this.min = "[" + q.id + SEP;
-      }
-    }
-  }
-
-  lower(b: string): void {
-    if (this.max === "+") {
-      this.max = b;
-      return;
-    }
-    const c = latinCompare(b.slice(1), this.max.slice(1));
-    if (c < 0 || (c === 0 && b[0] === "(")) this.max = b;
-  }
-
-  /** call builds the list.lua call of the next page, returning what (ARGV[10]: "0" whole, "1" members, "2" values out of Lua when large). */
-  call(q: Query, page: number, what: "0" | "1" | "2", refreshMs: number): { keys: Arg[]; args: Arg[] } {
-    const nsOnly = this.mode === "shard" && q.ns !== undefined ? "=" + encode(q.ns) : "";
-    return {
-      keys: [this.key],
-      args: [this.mode, this.sb, this.enct, this.encn, this.gen, Buffer.from(this.max, "latin1"), Buffer.from(this.min, "latin1"),
-        String(page), String(Math.max(SCAN_BUDGET, page)), what, nsOnly, String(refreshMs), String(q.filter.length / 2), ...q.filter],
-    };
-  }
-
-  /** save and restore: the walk's position, to read a page again. */
-  save(): { max: string; min: string; gen: string; done: boolean } {
-    return { max: this.max, min: this.min, gen: this.gen, done: this.done };
-  }
-
-  restore(p: { max: string; min: string; gen: string; done: boolean }): void {
-    ({ max: this.max, min: this.min, gen: this.gen, done: this.done } = p);
-  }
-
-  advance(next: string, gen: string): void {
-    if (this.gen === "") this.gen = gen;
-    if (next === "") {
-      this.done = true;
-      return;
-    }
-    this.lower("(" + next);
-  }
-}
-
-/** Members, IDs and encoded names are ASCII: compared as Redis compares bytes. */
-/** flatHash reads an HGETALL reply given as field/value pairs or, inside MULTI, as an object. */
-function flatHash(r: unknown): Reply[] {
-  if (Array.isArray(r)) return r as Reply[];
-  if (r && typeof r === "object") return Object.entries(r as Record<string, Reply>).flat();
-  return [];
-}
-
-function latinCompare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
-function byteOrder(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
-}
-
-function parseListMember(q: Query, mode: string, m: string): Address {
-  if (mode === "ns") return { id: m, thread: q.thread, ns: q.ns ?? "" };
-  if (mode === "thread") {
-    const at = m.indexOf(SEP);
-    if (at < 0) throw new CorruptError(`thread index member ${JSON.stringify(m)}`);
-    return { id: m.slice(0, at), thread: q.thread, ns: decode(m.slice(at + 1)).toString("utf8") };
-  }
-  const p = parseMember(m);
-  return { id: p.id, thread: p.thread.toString("utf8"), ns: p.ns.toString("utf8") };
-}
-
-/** blobChannel is the channel of a blob field: len(channel) ":" channel version. */
-function blobChannel(field: Buffer): string {
-  const c = cutLen(field);
-  return c ? field.subarray(c.rest, c.rest + c.n).toString("utf8") : field.toString("utf8");
-}
-
-function sortWrites(ws: StoredWrite[]): StoredWrite[] {
-  return [...ws].sort((a, b) => compareWritesSortKeys(writesSortKey(a.path, a.task, a.idx), writesSortKey(b.path, b.task, b.idx)));
-}
-
-function parseJSONField(id: string, what: string, v: Buffer): unknown {
-  try {
-    return JSON.parse(v.toString("utf8"));
-  } catch (e) {
-    throw new CorruptError(`checkpoint ${id}: ${what}: ${(e as Error).message}`);
-  }
-}
-
-function threadOf(config: RunnableConfig): string {
-  const t = config?.configurable?.thread_id;
-  if (t === undefined || t === null || t === "") throw new InvalidConfigError("missing thread_id in config.configurable");
-  return String(t);
-}
-
-function nsOf(config: RunnableConfig): string {
-  const ns = config?.configurable?.checkpoint_ns;
-  return ns === undefined || ns === null ? "" : String(ns);
-}
-
-function validateAddress(thread: string, ns: string): void {
-  const bad = validateThreadID(thread) ?? validateNamespace(ns);
-  if (bad) throw new InvalidConfigError(bad);
-}
-
 export { RedcheckError };

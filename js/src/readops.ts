@@ -1,0 +1,24 @@
+// ReadOps: what the list and delta-history walks (list.ts, delta.ts) use of
+// a RedcheckSaver, as extended.ts's Ops is for its whole-thread operations.
+import type { CheckpointTuple, SerializerProtocol } from "@langchain/langgraph-checkpoint";
+import type { Address } from "./address.js";
+import type { Arg, Conn, Reply } from "./conn.js";
+import type { Layout } from "./keys.js";
+import type { SizeMemory } from "./outoflua.js";
+import type { StoredWrite } from "./stored.js";
+
+export interface ReadOps {
+  conn: Conn;
+  layout: Layout;
+  serde: SerializerProtocol;
+  /** Checkpoints per list.lua call. */
+  pageSize: number;
+  /** Whether a thread's last reads found its values small (outoflua.ts). */
+  sizes: SizeMemory;
+  /** The lease to renew on a read, in milliseconds (0: none). */
+  refreshMs(): number;
+  /** The get_tuple.lua call that reads checkpoint a. */
+  getTupleCall(a: Address, whole: boolean): { keys: Arg[]; args: Arg[] };
+  decodeTuple(thread: string, ns: string, id: string, flat: Reply, values: Reply, extra: Reply): Promise<CheckpointTuple>;
+  decodeWrite(field: Buffer, stored: Buffer): Promise<StoredWrite>;
+}
