@@ -18,42 +18,38 @@ import {
   type PendingWrite,
 } from "@langchain/langgraph-checkpoint";
 import { createClient, createCluster } from "redis";
-import { canonicalJSON, goMarshal } from "./canonjson.js";
-import { blobField, joinNames, pack, parseWriteField, unpack, writeField, writeIndex } from "./codec.js";
+import { canonicalJSON } from "./canonjson.js";
+import { pack, parseWriteField, unpack, writeField, writeIndex } from "./codec.js";
 import { Conn, arr, buf, num, str, type Arg, type RedisConnection, type Reply } from "./conn.js";
 import {
   CorruptError,
   DataLossError,
-  InvalidCheckpointError,
   InvalidConfigError,
   RedcheckError,
   scriptError,
 } from "./errors.js";
-import { FORMAT_VERSION, Layout, SEP, encode, newGen, validateID, validateNamespace, validateRunID, validateThreadID } from "./keys.js";
+import { FORMAT_VERSION, Layout, encode, newGen, validateID, validateNamespace, validateThreadID } from "./keys.js";
 import { copyThread, deleteForRuns, prune, type Ops } from "./extended.js";
 import { scripts } from "./scripts.js";
 import { HintCache } from "./hints.js";
 import { readValues, READ_TUPLE, SizeMemory, ValueGone, valuesBytes, type CheckpointRead } from "./outoflua.js";
 import { compressionOptions, type CompressionOptions } from "./compress.js";
-import { decodeValue, encodeValue, dumpsTyped, storedValue } from "./values.js";
+import { decodeValue, dumpsTyped, storedValue } from "./values.js";
 import { nextVersion, storedVersion, versionFromStore, versionToStore } from "./version.js";
 import { DEFAULTS, type EventOptions, type RedcheckSaverOptions } from "./options.js";
 import { nsOf, threadOf, validateAddress, type Address } from "./address.js";
 import { PutTracker } from "./puttracker.js";
 import { SCAN_BUDGET, byteOrder, type Query } from "./walk.js";
-import { blobChannel, flatHash, parseJSONField, sortWrites, type StoredWrite } from "./stored.js";
+import { flatHash, parseJSONField, sortWrites, type StoredWrite } from "./stored.js";
 import { listMerged, listOne } from "./list.js";
 import { deltaChannelHistory } from "./delta.js";
 import type { ReadOps } from "./readops.js";
+import { MAX_EVENT_VALUES, eventBounds, eventSpec } from "./events.js";
+import { putCheckpoint, type PutOps } from "./put.js";
 
 export type { EventOptions, RedcheckSaverOptions };
 
 const RECLAIM_BUDGET = 64;
-const MAX_EVENT_VALUES = 256;
-// put.lua's status for staged values written to a generation that is not the thread's live one.
-const PUT_STALE = 3;
-// STAGE_TTL_MS bounds a stage key whose script never ran; put.lua renames or deletes it in its transaction.
-const STAGE_TTL_MS = 600_000;
 /** The member every shard's thread registry holds from the prefix's creation on (Go: meta.RegistryMarker). */
 const REGISTRY_MARKER = "";
 /** The version a migrated pending-sends channel gets in a checkpoint with no versions (Go: checkpoint.MigratedTasksVersion). */
@@ -243,174 +239,12 @@ export class RedcheckSaver extends BaseCheckpointSaver {
     const done = this.#puts.begin(thread);
     let stored = false;
     try {
-      const out = await this.#put(thread, config, checkpoint, metadata, newVersions);
+      const out = await putCheckpoint(this.#putOps(), thread, config, checkpoint, metadata, newVersions);
       stored = true;
       return out;
     } finally {
       done(stored ? `${nsOf(config)}\0${checkpoint.id}` : undefined);
     }
-  }
-
-  async #put(thread: string, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, newVersions: ChannelVersions): Promise<RunnableConfig> {
-    const ns = nsOf(config);
-    const parent = str(config.configurable?.checkpoint_id ?? "");
-    validateAddress(thread, ns);
-    if (parent !== "") {
-      const bad = validateID(parent);
-      if (bad) throw new InvalidConfigError(`parent ${bad}`);
-    }
-    const bad = validateID(checkpoint.id ?? "");
-    if (bad) throw new InvalidCheckpointError(bad);
-    if (parent === checkpoint.id) throw new InvalidCheckpointError(`checkpoint ${JSON.stringify(checkpoint.id)} cannot be its own parent`);
-    const versions: Record<string, string> = {};
-    for (const [ch, v] of Object.entries(checkpoint.channel_versions ?? {})) {
-      versions[ch] = versionToStore(v);
-      if (versions[ch].includes("\0")) throw new InvalidCheckpointError(`channel ${JSON.stringify(ch)}: version ${JSON.stringify(versions[ch])} holds the byte 0`);
-    }
-    const fresh: Record<string, string> = {};
-    for (const [ch, v] of Object.entries(newVersions ?? {})) {
-      const ver = versionToStore(v);
-      if (!Object.prototype.hasOwnProperty.call(versions, ch)) throw new InvalidCheckpointError(`newVersions names channel ${JSON.stringify(ch)}, which has no version in the checkpoint`);
-      if (versions[ch] !== ver) throw new InvalidCheckpointError(`newVersions gives channel ${JSON.stringify(ch)} version ${ver}, the checkpoint ${versions[ch]}`);
-      if (ver === "") throw new InvalidCheckpointError(`channel ${JSON.stringify(ch)} has an empty version`);
-      fresh[ch] = ver;
-    }
-    const md = (metadata ?? {}) as Record<string, unknown>;
-    const step = md.step;
-    if (step !== undefined && step !== null && !(typeof step === "number" && Number.isSafeInteger(step)) && typeof step !== "bigint") {
-      throw new InvalidCheckpointError(`metadata step must be an integer, not ${JSON.stringify(step)}`);
-    }
-    await this.setup();
-
-    // Checkpoint hash fields (docs/storage-format.md).
-    const fields: Arg[] = ["v", String(checkpoint.v ?? 0), "ts", str(checkpoint.ts ?? "")];
-    if (parent !== "") fields.push("p", parent);
-    const seen: Record<string, Record<string, string>> = {};
-    for (const [node, chans] of Object.entries(checkpoint.versions_seen ?? {})) {
-      seen[node] = {};
-      for (const [ch, v] of Object.entries(chans ?? {})) seen[node]![ch] = versionToStore(v as string | number);
-    }
-    fields.push("s", goMarshal(seen));
-    const updated = (checkpoint as Checkpoint & { updated_channels?: string[] | null }).updated_channels;
-    if (updated !== undefined && updated !== null) fields.push("u", goMarshal(updated));
-    for (const [ch, v] of Object.entries(versions)) fields.push("c:" + ch, v);
-    let runID = "";
-    for (const [k, v] of Object.entries(md)) {
-      if (v === undefined) continue;
-      fields.push("m:" + k, canonicalJSON(v));
-      if (k === "run_id" && typeof v === "string" && !validateRunID(v)) runID = v;
-    }
-
-    // Values of the channels in newVersions, in channel order (events are deterministic).
-    const values = checkpoint.channel_values ?? {};
-    const blobs: Buffer[] = [];
-    for (const ch of Object.keys(fresh).sort(byteOrder)) {
-      const stored = Object.prototype.hasOwnProperty.call(values, ch) ? await encodeValue(this.serde, (values as Record<string, unknown>)[ch], this.#compression) : Buffer.alloc(0);
-      blobs.push(blobField(ch, fresh[ch]!), stored);
-    }
-
-    const shard = this.layout.shard(thread);
-    const keys = [
-      this.layout.head(thread),
-      this.layout.threads(shard),
-      this.layout.all(shard),
-      this.layout.gc(shard),
-      this.layout.events(thread),
-      this.layout.feed(shard),
-    ];
-    if (runID !== "") {
-      const runKey = this.layout.run(shard, runID);
-      keys.push(runKey);
-      fields.push("r", runKey);
-    }
-    const out = { configurable: { thread_id: thread, checkpoint_ns: ns, checkpoint_id: checkpoint.id } };
-    const head = (token: string): Arg[] =>
-      [this.layout.shardBase(shard), encode(thread), encode(ns), checkpoint.id, parent, newGen(), token, String(this.#opts.ttl)];
-    // Staged: the values go by a plain HSET in the same transaction as the script, so that no value byte
-    // enters Lua (docs/storage-format.md, "Writing a checkpoint"): to the values hash of the generation the
-    // saver knows (from its last put or getTuple of the thread), or, for a root checkpoint of a thread it
-    // does not know (a new thread, most likely), to a stage key. A stale generation (status 3: nothing
-    // written) is tried once more knowing the live one; a discarded transaction goes through the script.
-    for (let attempt = 0; attempt < 2 && blobs.length > 0; attempt++) {
-      const gen = this.#gens.get(thread);
-      if (gen === undefined && parent !== "") break;
-      const token = newGen();
-      const target = gen === undefined ? this.layout.stage(shard, token) : this.layout.blobs(thread, gen, ns);
-      let status: number | undefined;
-      try {
-        status = await this.#putStaged(target, gen === undefined, token, head(token), keys, fields, fresh, versions, blobs, thread, ns, parent, checkpoint, md);
-      } catch (e) {
-        throw scriptError("put", e);
-      }
-      if (status === undefined) break;
-      if (status !== PUT_STALE) return out;
-    }
-    const token = newGen();
-    const event = this.#eventSpec(this.#checkpointEvent(thread, ns, parent, checkpoint, md, fresh, versions, blobs));
-    const args: Arg[] = [...head(token), String(fields.length / 2), String(blobs.length / 2), ...event, ...fields, ...blobs];
-    try {
-      this.#putReply(thread, await this.#conn.run(scripts.put, keys, args));
-    } catch (e) {
-      throw scriptError("put", e);
-    }
-    return out;
-  }
-
-  /**
-   * putStaged sends a Put with its values staged to target: the values hash of the generation the saver
-   * knows, or (stage) the stage key of its call token, with a TTL. The "c:" fields of the values it writes,
-   * and their blob fields, carry \0 and the token; the hash pairs go in put.lua's staged order (those "c:"
-   * pairs in channel order, then the other "c:" pairs, valued with their plain version, which put.lua
-   * resolves against the parent, then the rest). It answers put.lua's status, or undefined when Redis
-   * discarded the transaction (nothing ran): the caller sends the Put through the script.
-   */
-  async #putStaged(target: string, stage: boolean, token: string, head: Arg[], keys: Arg[], fields: Arg[], fresh: Record<string, string>,
-    versions: Record<string, string>, blobs: Buffer[], thread: string, ns: string, parent: string, cp: Checkpoint,
-    md: Record<string, unknown>): Promise<number | undefined> {
-    const suffix = SEP + token;
-    const own: Arg[] = [];
-    const inherited: Arg[] = [];
-    const rest: Arg[] = [];
-    const staged: Buffer[] = [];
-    const names: Buffer[] = [];
-    for (const ch of Object.keys(fresh).sort(byteOrder)) {
-      own.push("c:" + ch, fresh[ch]! + suffix);
-    }
-    for (let i = 0; i + 1 < fields.length; i += 2) {
-      const f = str(fields[i] as Arg);
-      if (!f.startsWith("c:")) rest.push(fields[i]!, fields[i + 1]!);
-      else if (!Object.prototype.hasOwnProperty.call(fresh, f.slice(2))) inherited.push(fields[i]!, fields[i + 1]!);
-    }
-    for (let i = 0; i + 1 < blobs.length; i += 2) {
-      const name = Buffer.concat([blobs[i]!, Buffer.from(suffix, "utf8")]);
-      names.push(name);
-      staged.push(name, blobs[i + 1]!);
-    }
-    const pairs = [...own, ...inherited, ...rest];
-    const event = this.#eventSpec(this.#checkpointEvent(thread, ns, parent, cp, md, fresh, versions, staged));
-    const args: Arg[] = [...head, String(pairs.length / 2), String(-names.length), ...event, ...pairs, ...names, String(inherited.length / 2)];
-    const before: Arg[][] = [["HSET", target, ...staged]];
-    if (stage) before.push(["PEXPIRE", target, String(STAGE_TTL_MS)]);
-    try {
-      return this.#putReply(thread, await this.#conn.runTx(scripts.put, before, [...keys, target], args));
-    } catch (e) {
-      if (e instanceof Error && e.message.startsWith("EXECABORT")) return undefined;
-      throw e;
-    }
-  }
-
-  /**
-   * putReply decodes put.lua's reply, {status, the thread's generation[, exact]}, remembers the generation
-   * (a staged Put writes to it next) and answers the status.
-   */
-  #putReply(thread: string, reply: Reply): number {
-    const r = arr(reply);
-    const status = num(r[0]);
-    if ((r.length !== 2 && r.length !== 3) || !Number.isInteger(status) || status < 0 || status > PUT_STALE) {
-      throw new CorruptError(`put reply ${JSON.stringify(reply)}`);
-    }
-    this.#rememberGen(thread, str(r[1]));
-    return status;
   }
 
   /** rememberGen records a thread's live generation ("" for none). */
@@ -419,44 +253,16 @@ export class RedcheckSaver extends BaseCheckpointSaver {
     else this.#gens.set(thread, gen);
   }
 
-  /** The start of a script's event spec: stream maxlen ("0": no event) and feed maxlen (Go: eventBounds). */
-  #eventBounds(): [string, string] {
-    const e = this.#opts.events;
-    return e.disabled ? ["0", "0"] : [String(e.maxLen), String(e.feedMaxLen)];
+  /** putOps: what put.ts uses of this saver. */
+  #putOps(): PutOps {
+    return {
+      conn: this.#conn, layout: this.layout, serde: this.serde, ttl: this.#opts.ttl, events: this.#opts.events, compression: this.#compression,
+      setup: () => this.setup(),
+      generation: (thread) => this.#gens.get(thread),
+      rememberGen: (thread, gen) => this.#rememberGen(thread, gen),
+    };
   }
 
-  #eventSpec(fields: Arg[]): Arg[] {
-    const [maxLen, feedMaxLen] = this.#eventBounds();
-    if (maxLen === "0") return ["0", "0", "0"];
-    return [maxLen, feedMaxLen, String(fields.length / 2), ...fields];
-  }
-
-  #checkpointEvent(thread: string, ns: string, parent: string, cp: Checkpoint, md: Record<string, unknown>,
-    fresh: Record<string, string>, versions: Record<string, string>, blobs: Buffer[]): Arg[] {
-    if (this.#opts.events.disabled) return [];
-    const ev: Arg[] = ["t", "checkpoint", "th", encode(thread), "ns", encode(ns), "id", cp.id, "ts", str(cp.ts ?? "")];
-    if (parent !== "") ev.push("p", parent);
-    if ("step" in md && md.step !== undefined) ev.push("step", canonicalJSON(md.step));
-    if (typeof md.source === "string") ev.push("src", md.source);
-    if (typeof md.run_id === "string") ev.push("run", md.run_id);
-    ev.push("ch", joinNames(Object.keys(fresh).sort(byteOrder)));
-    if (this.#opts.events.includeValues) {
-      let budget = this.#opts.events.maxEventBytes;
-      let left = MAX_EVENT_VALUES;
-      for (let i = 0; i + 1 < blobs.length && left > 0; i += 2) {
-        const val = blobs[i + 1]!;
-        const channel = blobChannel(blobs[i]!);
-        if (val.length <= this.#opts.events.maxValueBytes && val.length <= budget) {
-          ev.push("v:" + channel, val);
-          budget -= val.length;
-        } else {
-          ev.push("vref:" + channel, versions[channel] ?? "");
-        }
-        left--;
-      }
-    }
-    return ev;
-  }
 
   // ---- putWrites ---------------------------------------------------------------
 
@@ -475,7 +281,7 @@ export class RedcheckSaver extends BaseCheckpointSaver {
     // The call token: a call sent again (see below) after one that stored the writes changes nothing.
     // put_writes.lua builds the event (t "writes", th, ns, id, task, ch) from its arguments.
     const args: Arg[] = [this.layout.shardBase(shard), encode(thread), encode(ns), id, String(this.#opts.ttl),
-      String(bound), String(MAX_EVENT_VALUES), String(this.#opts.events.maxEventBytes), newGen(), ...this.#eventBounds(), taskId];
+      String(bound), String(MAX_EVENT_VALUES), String(this.#opts.events.maxEventBytes), newGen(), ...eventBounds(this.#opts.events), taskId];
     for (let i = 0; i < writes.length; i++) {
       const [channel, value] = writes[i]!;
       const [t, d] = await dumpsTyped(this.serde, value);
@@ -728,7 +534,7 @@ export class RedcheckSaver extends BaseCheckpointSaver {
       res = await this.#conn.run(scripts.deleteThread,
         [this.layout.head(thread), this.layout.threads(shard), this.layout.gc(shard), this.layout.events(thread), this.layout.feed(shard)],
         [this.layout.shardBase(shard), encode(thread), String(this.#opts.events.retainDeletedMs), String(RECLAIM_BUDGET),
-          ...this.#eventSpec(this.#opts.events.disabled ? [] : ["t", "thread_deleted", "th", encode(thread)])]);
+          ...eventSpec(this.#opts.events, this.#opts.events.disabled ? [] : ["t", "thread_deleted", "th", encode(thread)])]);
     } catch (e) {
       throw scriptError("delete thread", e);
     }
@@ -743,7 +549,7 @@ export class RedcheckSaver extends BaseCheckpointSaver {
   }
 
   #ops(): Ops {
-    return { conn: this.#conn, layout: this.layout, ttl: this.#opts.ttl, eventSpec: (f) => this.#eventSpec(f), eventBounds: () => this.#eventBounds(), deleteThread: (t) => this.deleteThread(t) };
+    return { conn: this.#conn, layout: this.layout, ttl: this.#opts.ttl, eventSpec: (f) => eventSpec(this.#opts.events, f), eventBounds: () => eventBounds(this.#opts.events), deleteThread: (t) => this.deleteThread(t) };
   }
 
   /**
