@@ -65,12 +65,12 @@
 //     first entry is past the time and Redis trimmed the stream (XINFO
 //     STREAM, in the same MULTI: its entries-added is past its length; or
 //     an earlier read saw it hold an entry at or before the time, and
-//     XINFO is no longer asked), the gap is GapTrimmed without a From. On a server that does not
-//     count the entries added (before Redis 7.0; miniredis), Subscribe
-//     yields ErrTrimUnknown instead, once, and delivers from the first
-//     entry. Redis does not keep the IDs it trims, so a trim that fell
-//     exactly after the position (or, for a time, wholly before it) is
-//     reported too, though nothing was lost.
+//     XINFO is no longer asked), the gap is GapTrimmed without a From. On
+//     a server that does not count the entries added (before Redis 7.0;
+//     miniredis), Subscribe yields ErrTrimUnknown instead, once, and
+//     delivers from the first entry. Redis does not keep the IDs it trims,
+//     so a trim that fell exactly after the position (or, for a time,
+//     wholly before it) is reported too, though nothing was lost.
 //     A stream keeps no identity across its losses, so a position carries
 //     one of its entry: a Cursor holds, after each entry ID, "~" and a mark
 //     of that entry's fields (8 hex digits of a 32-bit FNV-1a hash), and an

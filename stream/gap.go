@@ -153,9 +153,11 @@ type checked struct {
 	// deleted and deletedKnown: whether Redis ever deleted an entry from
 	// the stream (trimmed it: XINFO STREAM's entries-added is past its
 	// length), read only when the position before the read is a time
-	// position and the stream exists. deletedKnown is false when not read,
-	// or when the server does not report entries-added (before Redis 7.0;
-	// miniredis).
+	// position and the stream exists; both set, without asking, once an
+	// earlier read saw the stream hold an entry at or before that time
+	// (then a first entry past it means that entry was trimmed).
+	// deletedKnown is false when not read, or when the server does not
+	// report entries-added (before Redis 7.0; miniredis).
 	deleted, deletedKnown bool
 	// judged is set by a check that judged the stream itself (a consumer
 	// group's: the position is the group's, not the reader's); gap is then
