@@ -35,6 +35,7 @@ func TestStreamsCluster(t *testing.T) {
 		"group_behind_trim":         consumeGroupBehindATrim,
 		"stream_rewritten":          subscribeStreamRewritten,
 		"since_trimmed":             subscribeSinceTrimmed,
+		"gap_model":                 gapModel,
 	} {
 		t.Run(name, func(t *testing.T) { body(t, c.Client(t)) })
 	}

@@ -68,9 +68,12 @@
 //     XINFO is no longer asked), the gap is GapTrimmed without a From. On
 //     a server that does not count the entries added (before Redis 7.0;
 //     miniredis), Subscribe yields ErrTrimUnknown instead, once, and
-//     delivers from the first entry. Redis does not keep the IDs it trims,
-//     so a trim that fell exactly after the position (or, for a time,
-//     wholly before it) is reported too, though nothing was lost.
+//     delivers from the first entry. A time holds no entry to check, so a
+//     stream lost (deleted, expired, flushed) before the subscription read
+//     anything from it leaves no trace of the events it held: those are
+//     not reported. Redis does not keep the IDs it trims, so a trim that
+//     fell exactly after the position (or, for a time, wholly before it)
+//     is reported too, though nothing was lost.
 //     A stream keeps no identity across its losses, so a position carries
 //     one of its entry: a Cursor holds, after each entry ID, "~" and a mark
 //     of that entry's fields (8 hex digits of a 32-bit FNV-1a hash), and an

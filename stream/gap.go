@@ -172,7 +172,9 @@ type checked struct {
 // pre when it returned none). It returns the gap (nil when none), the
 // position to read on from, and whether the entries that read returned
 // from this stream must be dropped: they belong to a new incarnation of the
-// stream, which is read again from its start.
+// stream, which is read again from its start. A gap is judged from pos
+// (its From is pos: events after the entries the read returned were lost)
+// or from pre (events before them may have been).
 //
 // Nothing but trimming removes an entry from a stream the savers write
 // (from its head) or the loss of the whole stream: so a stream that no
@@ -192,6 +194,12 @@ func detectGap(stream, pre, pos string, c checked) (g *GapError, resume string, 
 		// Lost and written again after the read: its entries (if any) came
 		// from the incarnation the reader knew.
 		return &GapError{Stream: stream, Reason: GapStreamLost, From: pos}, "0-0", false
+	case realPosition(pos) && !c.posHeld:
+		// The stream starts past pos, which it no longer holds: trimmed
+		// past the entries the read returned (if any), or lost and written
+		// again after them with later IDs. What followed pos may be gone,
+		// not what came before it: the gap is judged from pos.
+		return &GapError{Stream: stream, Reason: GapTrimmed, From: pos, To: c.first}, pos, false
 	case realPosition(pre) && !c.preHeld && compareIDs(c.first, pre) <= 0:
 		// Lost and written again before the read: its entries came from
 		// the new incarnation, which is read again from its start.

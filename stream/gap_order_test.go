@@ -2,6 +2,7 @@ package stream_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/graphstate/redcheck/redissaver"
 	"github.com/graphstate/redcheck/stream"
 	"github.com/redis/go-redis/v9"
@@ -18,14 +20,17 @@ import (
 // read that returned an event and the checked read after it. Lost after
 // the event: the event is yielded before the gap, which follows it. Trimmed
 // past the position before it: the gap is yielded first, and resuming from
-// the gap's Cursor yields the event again, after the gap again. Either way
-// no Cursor skips an event not yet yielded. The change is made by a hook on
+// the gap's Cursor yields the event again, after the gap again. Written on
+// after the event, then lost and written again with later IDs: the event,
+// then the gap (what followed the event is gone), then the new stream's
+// event. Either way no Cursor skips an event not yet yielded. The change is made by a hook on
 // the blocking reads' client, right as the read returns.
 func TestGapOrderAroundABlockingRead(t *testing.T) {
 	forTiers(t, func(t *testing.T, rdb redis.UniversalClient) {
 		for _, thread := range []string{"order", ""} {
 			t.Run("thread="+thread+"/lost", func(t *testing.T) { gapAfterRead(t, rdb, thread, "lost") })
 			t.Run("thread="+thread+"/trimmed", func(t *testing.T) { gapAfterRead(t, rdb, thread, "trimmed") })
+			t.Run("thread="+thread+"/rewritten", func(t *testing.T) { gapAfterRead(t, rdb, thread, "rewritten") })
 		}
 	})
 }
@@ -40,15 +45,30 @@ func gapAfterRead(t *testing.T, rdb redis.UniversalClient, thread, change string
 	blocking := redis.NewClient(rdb.(*redis.Client).Options())
 	t.Cleanup(func() { _ = blocking.Close() })
 	var armed atomic.Bool
+	rewrote := make(chan [2]string, 1) // "rewritten": the event lost, the event of the new stream
 	blocking.AddHook(afterBlockingRead(func() {
 		if !armed.CompareAndSwap(true, false) {
 			return
 		}
 		var err error
-		if change == "lost" {
+		switch change {
+		case "lost":
 			err = rdb.Del(ctx, key).Err()
-		} else {
+		case "trimmed":
 			err = rdb.XTrimMaxLen(ctx, key, 1).Err()
+		case "rewritten":
+			// One more event after the one just read, the stream lost,
+			// then written again with a later ID.
+			var ids [2]string
+			for i := range ids {
+				if i == 1 {
+					err = errors.Join(err, rdb.Del(ctx, key).Err())
+					time.Sleep(2 * time.Millisecond)
+				}
+				cfg, perr := s.Put(ctx, checkpoint.Config{ThreadID: "order"}, checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID()}, nil, nil)
+				ids[i], err = cfg.CheckpointID, errors.Join(err, perr)
+			}
+			rewrote <- ids
 		}
 		if err != nil {
 			t.Error(err)
@@ -68,9 +88,15 @@ func gapAfterRead(t *testing.T, rdb redis.UniversalClient, thread, change string
 	e := putN(t, s, "order", 1) // wakes the blocking read; the hook then changes the stream
 	want := append(slices.Clone(before), e[0], "gap")
 	reason, from := stream.GapStreamLost, ""
-	if change == "trimmed" {
+	switch change {
+	case "trimmed":
 		want = append(slices.Clone(before), "gap", e[0])
 		reason, from = stream.GapTrimmed, pre[len(pre)-1].ID
+	case "rewritten":
+		// The event read comes before the gap: what followed it was lost.
+		ids := <-rewrote
+		want = append(slices.Clone(before), e[0], "gap", ids[1])
+		reason = stream.GapTrimmed
 	}
 	log.waitLen(t, "the event and the gap", len(want))
 	time.Sleep(100 * time.Millisecond) // nothing more may come
@@ -87,7 +113,7 @@ func gapAfterRead(t *testing.T, rdb redis.UniversalClient, thread, change string
 	if g.Reason != reason || (from != "" && g.From != from) {
 		t.Errorf("gap %+v, want %s from %q", g, reason, from)
 	}
-	if change == "lost" {
+	if change != "trimmed" {
 		return
 	}
 	// The gap's Cursor resumes before the event it precedes: a subscription

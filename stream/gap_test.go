@@ -28,6 +28,9 @@ type gapLog struct {
 	gaps    []*stream.GapError
 	errs    []error
 	cursors []string // each seq item's Cursor
+	// unknownAt: for each ErrTrimUnknown (in errs too), the length of seq
+	// when it came.
+	unknownAt []int
 }
 
 func (l *gapLog) add(ev stream.Event, err error) {
@@ -44,6 +47,9 @@ func (l *gapLog) add(ev stream.Event, err error) {
 		l.cursors = append(l.cursors, ev.Cursor)
 	case err != nil:
 		l.errs = append(l.errs, err)
+		if errors.Is(err, stream.ErrTrimUnknown) {
+			l.unknownAt = append(l.unknownAt, len(l.seq))
+		}
 	default:
 		l.seq = append(l.seq, ev.CheckpointID)
 		l.cursors = append(l.cursors, ev.Cursor)

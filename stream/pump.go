@@ -187,7 +187,9 @@ func (s *Subscriber) readLoop(ctx context.Context, streams []string, at position
 				read = dropStream(read, k)
 			}
 			ga := gapAt{gap: g, resume: ids[j], mark: at.marks[j]}
-			if g.Reason == GapTrimmed && pre.ids[j] != ids[j] {
+			if g.Reason == GapTrimmed && pre.ids[j] != ids[j] && g.From != ids[j] {
+				// Judged from the position before the entries the
+				// blocking read returned: it comes ahead of them.
 				ga.resume, ga.mark = pre.ids[j], pre.marks[j]
 				ahead[k] = true
 			}
