@@ -36,6 +36,7 @@ func TestStreamsCluster(t *testing.T) {
 		"stream_rewritten":          subscribeStreamRewritten,
 		"since_trimmed":             subscribeSinceTrimmed,
 		"gap_model":                 gapModel,
+		"consume_gap_model":         consumeGapModel,
 	} {
 		t.Run(name, func(t *testing.T) { body(t, c.Client(t)) })
 	}

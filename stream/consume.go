@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/graphstate/redcheck/checkpoint"
@@ -176,6 +178,10 @@ type consumer_ struct {
 	lastMark map[string]string
 	// claimFrom is, per stream, where the next XAUTOCLAIM scan goes on.
 	claimFrom map[string]string
+	// recovered counts the calls of recover: where the group stood before
+	// one says nothing of the group created after it. (The reader's
+	// goroutine reads it.)
+	recovered atomic.Uint64
 }
 
 // isNoGroup reports a Redis NOGROUP error: the group (or its stream) is
@@ -199,6 +205,7 @@ func (c *consumer_) createGroups(ctx context.Context) error {
 // recover creates the group again on every stream that lost it, and
 // reports one gap for each.
 func (c *consumer_) recover(ctx context.Context) {
+	c.recovered.Add(1)
 	for _, k := range c.streams {
 		from := c.lastSeen[k]
 		// Only the group was lost when the entry last read is still there
@@ -249,10 +256,26 @@ func (c *consumer_) xreadgroup(rdb redis.UniversalClient) func(ctx context.Conte
 // first entry its stream holds. A group whose last delivered entry is older
 // than that first entry lagged behind a trim: the entries between were
 // never delivered (GapTrimmed, From the group's last delivered entry, To
-// the stream's first). As with a subscription, a trim that fell exactly
-// after that entry is reported too: Redis keeps no trace of trimmed IDs.
-func (c *consumer_) xreadgroupChecked(rdb redis.UniversalClient) func(ctx context.Context, streams []string, _, _ positions) ([]redis.XStream, []checked, error) {
-	return func(ctx context.Context, streams []string, _, _ positions) ([]redis.XStream, []checked, error) {
+// the stream's first). After a blocking read that returned entries, the
+// group's last delivered entry is already theirs: a trim before that read,
+// which the read skipped, shows as a stream that starts past where the
+// group stood after the previous checked read; that gap comes ahead of the
+// entries read. As with a subscription, a trim that fell exactly after
+// that entry is reported too: Redis keeps no trace of trimmed IDs.
+func (c *consumer_) xreadgroupChecked(rdb redis.UniversalClient) func(ctx context.Context, streams []string, pre, at positions) ([]redis.XStream, []checked, error) {
+	// Where the group stood on each stream after the last checked read
+	// (its last delivered entry, the read's own entries included): the
+	// position a blocking read that follows starts from, as long as no
+	// recover ran since (gen). (Cluster readers share this closure, one
+	// per stream.)
+	type stood struct {
+		id  string
+		gen uint64
+	}
+	var mu sync.Mutex
+	groupAt := map[string]stood{}
+	return func(ctx context.Context, streams []string, pre, at positions) ([]redis.XStream, []checked, error) {
+		gen := c.recovered.Load()
 		pipe := rdb.TxPipeline()
 		infos := make([]*redis.XInfoGroupsCmd, len(streams))
 		firsts := make([]*redis.XMessageSliceCmd, len(streams))
@@ -268,12 +291,18 @@ func (c *consumer_) xreadgroupChecked(rdb redis.UniversalClient) func(ctx contex
 		}
 		read := pipe.XReadGroup(ctx, &redis.XReadGroupArgs{Group: c.group, Consumer: c.name, Streams: args, Count: c.s.opts.Count, Block: -1})
 		_, err := pipe.Exec(ctx)
+		mu.Lock()
+		defer mu.Unlock()
 		if rerr := read.Err(); rerr != nil && !errors.Is(rerr, redis.Nil) {
+			for _, k := range streams {
+				delete(groupAt, k) // the group is created again, elsewhere
+			}
 			return nil, nil, rerr // NOGROUP first: Consume creates the group again
 		}
 		if err != nil && !errors.Is(err, redis.Nil) {
 			return nil, nil, err
 		}
+		res, _ := read.Result()
 		out := make([]checked, len(streams))
 		for i, k := range streams {
 			out[i].judged = true
@@ -287,11 +316,34 @@ func (c *consumer_) xreadgroupChecked(rdb redis.UniversalClient) func(ctx contex
 			if msgs := firsts[i].Val(); len(msgs) > 0 {
 				first = msgs[0].ID
 			}
-			if realPosition(last) && first != "" && compareIDs(first, last) > 0 {
+			before := groupAt[k]
+			if before.gen != gen {
+				before.id = ""
+			}
+			switch {
+			case realPosition(last) && first != "" && compareIDs(first, last) > 0:
 				out[i].gap = &GapError{Stream: k, Reason: GapTrimmed, From: last, To: first}
+			case at.ids[i] != pre.ids[i] && realPosition(before.id) && first != "" && compareIDs(first, before.id) > 0:
+				// The blocking read before this check returned entries, and
+				// the stream now starts past where the group stood before
+				// it: trimmed past entries the group had not delivered,
+				// which that read skipped (or past entries another consumer
+				// took meanwhile: reported too). It comes ahead of them.
+				out[i].gap = &GapError{Stream: k, Reason: GapTrimmed, From: before.id, To: first}
+				out[i].ahead = true
+			}
+			now := stood{last, gen}
+			for _, st := range res {
+				if n := len(st.Messages); st.Stream == k && n > 0 && compareIDs(st.Messages[n-1].ID, last) > 0 {
+					now.id = st.Messages[n-1].ID
+				}
+			}
+			if c.recovered.Load() == gen {
+				groupAt[k] = now
+			} else {
+				delete(groupAt, k) // what this read saw may be the group before a recover
 			}
 		}
-		res, _ := read.Result()
 		return res, out, nil
 	}
 }

@@ -1,10 +1,13 @@
 package stream_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -214,4 +217,133 @@ func consumeGroupBehindATrim(t *testing.T, rdb redis.UniversalClient) {
 			}
 		})
 	}
+}
+
+// TestConsumeTrimBeforeBlockingRead: while the handler is busy, events are
+// written and the oldest of them trimmed before the consumer's next
+// blocking read, which then starts at the first event left. The check
+// after that read reports the trim ahead of the events it returned,
+// though the group's last delivered entry is by then past the stream's
+// first.
+func TestConsumeTrimBeforeBlockingRead(t *testing.T) { forTiers(t, consumeTrimBeforeBlockingRead) }
+
+func consumeTrimBeforeBlockingRead(t *testing.T, rdb redis.UniversalClient) {
+	ctx := context.Background()
+	s := newSaver(t, rdb, redissaver.Options{Shards: 1})
+	key := s.Layout().Events("busy")
+	blocking := redis.NewClient(rdb.(*redis.Client).Options())
+	t.Cleanup(func() { _ = blocking.Close() })
+	// past: the greatest entry a checked read found the group past, before
+	// its own read (XINFO GROUPS) or with it (what its XREADGROUP returned).
+	var mu sync.Mutex
+	past := ""
+	blocking.AddHook(afterCheckedRead(func(last string, read []string) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, id := range append(read, last) {
+			if id != "" && (past == "" || cmpID(id, past) > 0) {
+				past = id
+			}
+		}
+	}))
+	sub, err := stream.New(rdb, stream.Options{Prefix: s.Layout().Prefix(), Shards: 1, Block: 50 * time.Millisecond,
+		MaxBackoff: 50 * time.Millisecond, BlockingClient: blocking})
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	log := &gapLog{}
+	calls := 0 // the handler runs on Consume's goroutine, one call at a time
+	cctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = sub.Consume(cctx, "workers", "c1", func(_ context.Context, ev stream.Event) error {
+			log.add(ev, nil)
+			if calls++; calls == 1 {
+				<-release // the handler of the first event is busy
+			}
+			return nil
+		}, stream.ConsumeOptions{ThreadID: "busy", Start: stream.FromBeginning, MinIdle: time.Hour, OnError: func(ev stream.Event, err error) {
+			if !errors.Is(err, stream.ErrGap) {
+				t.Errorf("reported: %v", err)
+			}
+			log.add(ev, err)
+		}})
+	}()
+	defer func() { cancel(); <-done }()
+	free := sync.OnceFunc(func() { close(release) })
+	defer free() // first: a test that fails does not leave the handler waiting
+	waitFor(t, "the group", func() bool { return len(rdb.XInfoGroups(ctx, key).Val()) == 1 })
+	e := putN(t, s, "busy", 1)
+	log.waitLen(t, "the first event, handled until released", 1)
+	e = append(e, putNFrom(t, s, "busy", e[0], 1)...)
+	second := rdb.XRevRangeN(ctx, key, "+", "-", 1).Val()[0].ID
+	// The second event read, and the checked read that follows its read (or
+	// read it) done: its batch waits for the handler, and nothing reads
+	// until it is taken.
+	waitFor(t, "the second event read", func() bool { mu.Lock(); defer mu.Unlock(); return past == second })
+	e = append(e, putNFrom(t, s, "busy", e[1], 3)...)
+	trim(t, rdb, 2, key) // the third event was never delivered
+	left := rdb.XRange(ctx, key, "-", "+").Val()
+	free()
+	want := []string{e[0], e[1], "gap", e[3], e[4]}
+	log.waitLen(t, "the gap and the events left", len(want))
+	seq, gaps := log.settle(100*time.Millisecond, cancel, done)
+	if fmt.Sprint(seq) != fmt.Sprint(want) {
+		t.Fatalf("got %v, want %v", seq, want)
+	}
+	if g := gaps[0]; g.Reason != stream.GapTrimmed || g.To != left[0].ID {
+		t.Errorf("gap %+v, want trimmed to %s", g, left[0].ID)
+	}
+}
+
+// afterCheckedRead is a hook that calls f when a consumer's checked read
+// (a MULTI that holds XINFO GROUPS and an XREADGROUP) has returned, with
+// the group's last delivered entry before that read (of the first group
+// listed) and the entries the read returned.
+type afterCheckedRead func(last string, read []string)
+
+func (afterCheckedRead) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (afterCheckedRead) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+
+func (f afterCheckedRead) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		last, read, checked := "", []string(nil), false
+		for _, c := range cmds {
+			switch c := c.(type) {
+			case *redis.XInfoGroupsCmd:
+				if gs := c.Val(); len(gs) > 0 {
+					last = gs[0].LastDeliveredID
+				}
+			case *redis.XStreamSliceCmd:
+				checked = true
+				for _, st := range c.Val() {
+					for _, m := range st.Messages {
+						read = append(read, m.ID)
+					}
+				}
+			}
+		}
+		if checked && (err == nil || errors.Is(err, redis.Nil)) {
+			f(last, read)
+		}
+		return err
+	}
+}
+
+// cmpID compares two stream entry IDs (ms-seq) numerically.
+func cmpID(a, b string) int {
+	am, as, _ := strings.Cut(a, "-")
+	bm, bs, _ := strings.Cut(b, "-")
+	ai, _ := strconv.ParseUint(am, 10, 64)
+	bi, _ := strconv.ParseUint(bm, 10, 64)
+	if c := cmp.Compare(ai, bi); c != 0 {
+		return c
+	}
+	ai, _ = strconv.ParseUint(as, 10, 64)
+	bi, _ = strconv.ParseUint(bs, 10, 64)
+	return cmp.Compare(ai, bi)
 }

@@ -89,7 +89,10 @@
 //     its last delivered entry, To the stream's first: its consumers fell
 //     further behind than the stream's length; judged, like a
 //     subscription's, in the same MULTI as a non-blocking XREADGROUP, and
-//     reported too when the trim fell exactly after that entry), and
+//     reported too when the trim fell exactly after that entry; after a
+//     blocking read that returned entries, also from where the group stood
+//     before it, as the last checked read left it, and then ahead of those
+//     entries: that read skipped what the trim removed), and
 //     pending entries trimmed away before they were handled
 //     (GapPendingTrimmed, with their IDs in Lost: XAUTOCLAIM's list of deleted entries, or, on a
 //     server without it, the idle pending entries older than the stream's

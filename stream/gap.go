@@ -164,6 +164,10 @@ type checked struct {
 	// its verdict, nil for none.
 	judged bool
 	gap    *GapError
+	// ahead, for a judged gap: it concerns entries before those the
+	// blocking read that preceded the check returned, and comes ahead of
+	// them.
+	ahead bool
 }
 
 // detectGap decides, from what a checked read saw of a stream (c), whether

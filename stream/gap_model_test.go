@@ -57,33 +57,9 @@ func gapModelRun(t *testing.T, rdb redis.UniversalClient, seed uint64) {
 	defer func() { cancel2(); <-done2 }()
 	nowFrom := len(written)
 
-	var ops []string
-	for range 150 {
-		switch r := rng.IntN(100); {
-		case r < 55:
-			ids := putNFrom(t, s, "model", parent, 1+rng.IntN(3))
-			written, parent = append(written, ids...), ids[len(ids)-1]
-			last := rdb.XRevRangeN(ctx, key, "+", "-", int64(len(ids))).Val()
-			for i := range ids {
-				e := "?"
-				if j := len(ids) - 1 - i; j < len(last) {
-					e = last[j].ID
-				}
-				ops = append(ops, fmt.Sprintf("put %d %s", len(written)-len(ids)+i, e))
-			}
-		case r < 70:
-			n := int64(1 + rng.IntN(4))
-			trim(t, rdb, n, key)
-			ops = append(ops, fmt.Sprintf("trim %d", n))
-		case r < 78:
-			if err := rdb.Del(ctx, key).Err(); err != nil {
-				t.Fatal(err)
-			}
-			ops = append(ops, "del")
-		default:
-			time.Sleep(time.Duration(rng.IntN(15)) * time.Millisecond)
-		}
-	}
+	more, ops := modelOps(t, rdb, s, key, rng, parent)
+	written = append(written, more...)
+	parent = more[len(more)-1]
 	last := putNFrom(t, s, "model", parent, 1)[0]
 	written = append(written, last)
 	for name, c := range map[string]struct {
@@ -162,4 +138,110 @@ func checkGapModel(written, seq []string, unknown []int) string {
 		prev = d
 	}
 	return ""
+}
+
+// TestConsumeGapModel is TestGapModel for a consumer group: a consumer
+// whose handler always succeeds, while the stream is trimmed and deleted
+// at random, handles every event once, in the order written, or reports a
+// gap (through OnError) between the events it handled around the ones it
+// did not.
+func TestConsumeGapModel(t *testing.T) { forTiers(t, consumeGapModel) }
+
+func consumeGapModel(t *testing.T, rdb redis.UniversalClient) {
+	for seed := range uint64(4) {
+		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) { consumeGapModelRun(t, rdb, seed) })
+	}
+}
+
+func consumeGapModelRun(t *testing.T, rdb redis.UniversalClient, seed uint64) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(seed, 15))
+	s := newSaver(t, rdb, redissaver.Options{Shards: 1})
+	sub, err := stream.New(rdb, stream.Options{Prefix: s.Layout().Prefix(), Shards: 1, Count: 2,
+		Block: 20 * time.Millisecond, MaxBackoff: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := s.Layout().Events("model")
+	log := &gapLog{}
+	var other []error
+	cctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = sub.Consume(cctx, "workers", "c1", func(_ context.Context, ev stream.Event) error {
+			log.add(ev, nil)
+			return nil
+		}, stream.ConsumeOptions{ThreadID: "model", Start: stream.FromBeginning, OnError: func(ev stream.Event, err error) {
+			if errors.Is(err, stream.ErrGap) {
+				log.add(ev, err)
+				return
+			}
+			log.mu.Lock()
+			other = append(other, err)
+			log.mu.Unlock()
+		}})
+	}()
+	defer func() { cancel(); <-done }()
+	waitFor(t, "the group", func() bool { return len(rdb.XInfoGroups(ctx, key).Val()) == 1 })
+
+	written, ops := modelOps(t, rdb, s, key, rng, "")
+	parent := written[len(written)-1]
+	last := putNFrom(t, s, "model", parent, 1)[0]
+	written = append(written, last)
+	waitFor(t, "the last event", func() bool { seq, _ := log.snapshot(); return slices.Contains(seq, last) })
+	seq, gaps := log.snapshot()
+	if err := checkGapModel(written, seq, nil); err != "" {
+		t.Errorf("seed %d: %s\nwritten %v\nhandled %v", seed, err, written, seq)
+		for i, g := range gaps {
+			t.Logf("gap %d: %+v", i, *g)
+		}
+		t.Logf("cursors %v", log.cursors)
+		t.Logf("ops %q", ops)
+	}
+	log.mu.Lock()
+	defer log.mu.Unlock()
+	for _, err := range other {
+		// Redis errors while the stream is deleted under the consumer are
+		// expected (NOGROUP between a loss and the group's re-creation).
+		t.Logf("reported: %v", err)
+	}
+}
+
+// modelOps puts, trims and deletes the events of thread "model" at random
+// (150 operations, after parent), and returns the checkpoints it put, in
+// order, and a log of the operations (each put with its entry ID).
+func modelOps(t *testing.T, rdb redis.UniversalClient, s *redissaver.Saver, key string, rng *rand.Rand, parent string) (written, ops []string) {
+	ctx := context.Background()
+	for range 150 {
+		switch r := rng.IntN(100); {
+		case r < 55:
+			ids := putNFrom(t, s, "model", parent, 1+rng.IntN(3))
+			written, parent = append(written, ids...), ids[len(ids)-1]
+			last := rdb.XRevRangeN(ctx, key, "+", "-", int64(len(ids))).Val()
+			for i := range ids {
+				e := "?"
+				if j := len(ids) - 1 - i; j < len(last) {
+					e = last[j].ID
+				}
+				ops = append(ops, fmt.Sprintf("put %s %s", ids[i], e))
+			}
+		case r < 70:
+			n := int64(1 + rng.IntN(4))
+			trim(t, rdb, n, key)
+			ops = append(ops, fmt.Sprintf("trim %d", n))
+		case r < 78:
+			if err := rdb.Del(ctx, key).Err(); err != nil {
+				t.Fatal(err)
+			}
+			ops = append(ops, "del")
+		default:
+			time.Sleep(time.Duration(rng.IntN(15)) * time.Millisecond)
+		}
+	}
+	if len(written) == 0 {
+		written = putNFrom(t, s, "model", parent, 1)
+		ops = append(ops, "put "+written[0])
+	}
+	return written, ops
 }

@@ -167,6 +167,7 @@ func (s *Subscriber) readLoop(ctx context.Context, streams []string, at position
 			if seen[j].judged {
 				if seen[j].gap != nil {
 					b.gaps = append(b.gaps, gapAt{gap: seen[j].gap, resume: seen[j].gap.To})
+					ahead[k] = seen[j].ahead
 				}
 				continue
 			}
