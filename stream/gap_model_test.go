@@ -25,22 +25,11 @@ import (
 // seed and logs the gaps, cursors and operations.
 func TestGapModel(t *testing.T) { forTiers(t, gapModel) }
 
-func gapModel(t *testing.T, rdb redis.UniversalClient) {
-	for seed := range uint64(4) {
-		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) { gapModelRun(t, rdb, seed) })
-	}
-}
+func gapModel(t *testing.T, rdb redis.UniversalClient) { forSeeds(t, rdb, gapModelRun) }
 
 func gapModelRun(t *testing.T, rdb redis.UniversalClient, seed uint64) {
 	ctx := context.Background()
-	rng := rand.New(rand.NewPCG(seed, 14))
-	s := newSaver(t, rdb, redissaver.Options{Shards: 1})
-	sub, err := stream.New(rdb, stream.Options{Prefix: s.Layout().Prefix(), Shards: 1, Count: 2,
-		Block: 20 * time.Millisecond, MaxBackoff: 20 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := s.Layout().Events("model")
+	rng, s, sub, key := modelSetup(t, rdb, seed)
 	since := pause()
 	fromTime, cancel1, done1 := follow(sub, stream.Query{ThreadID: "model", Since: since})
 	defer func() { cancel1(); <-done1 }()
@@ -147,22 +136,11 @@ func checkGapModel(written, seq []string, unknown []int) string {
 // did not.
 func TestConsumeGapModel(t *testing.T) { forTiers(t, consumeGapModel) }
 
-func consumeGapModel(t *testing.T, rdb redis.UniversalClient) {
-	for seed := range uint64(4) {
-		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) { consumeGapModelRun(t, rdb, seed) })
-	}
-}
+func consumeGapModel(t *testing.T, rdb redis.UniversalClient) { forSeeds(t, rdb, consumeGapModelRun) }
 
 func consumeGapModelRun(t *testing.T, rdb redis.UniversalClient, seed uint64) {
 	ctx := context.Background()
-	rng := rand.New(rand.NewPCG(seed, 15))
-	s := newSaver(t, rdb, redissaver.Options{Shards: 1})
-	sub, err := stream.New(rdb, stream.Options{Prefix: s.Layout().Prefix(), Shards: 1, Count: 2,
-		Block: 20 * time.Millisecond, MaxBackoff: 20 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := s.Layout().Events("model")
+	rng, s, sub, key := modelSetup(t, rdb, seed)
 	log := &gapLog{}
 	var other []error
 	cctx, cancel := context.WithCancel(ctx)
@@ -206,6 +184,27 @@ func consumeGapModelRun(t *testing.T, rdb redis.UniversalClient, seed uint64) {
 		// expected (NOGROUP between a loss and the group's re-creation).
 		t.Logf("reported: %v", err)
 	}
+}
+
+// forSeeds runs a model test once per fixed seed.
+func forSeeds(t *testing.T, rdb redis.UniversalClient, run func(t *testing.T, rdb redis.UniversalClient, seed uint64)) {
+	for seed := range uint64(4) {
+		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) { run(t, rdb, seed) })
+	}
+}
+
+// modelSetup returns a model run's random source, a saver of one shard, a
+// subscriber that reads 2 entries at a time with 20 ms blocks, and the key
+// of thread "model"'s stream.
+func modelSetup(t *testing.T, rdb redis.UniversalClient, seed uint64) (*rand.Rand, *redissaver.Saver, *stream.Subscriber, string) {
+	t.Helper()
+	s := newSaver(t, rdb, redissaver.Options{Shards: 1})
+	sub, err := stream.New(rdb, stream.Options{Prefix: s.Layout().Prefix(), Shards: 1, Count: 2,
+		Block: 20 * time.Millisecond, MaxBackoff: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rand.New(rand.NewPCG(seed, 14)), s, sub, s.Layout().Events("model")
 }
 
 // modelOps puts, trims and deletes the events of thread "model" at random
