@@ -153,8 +153,11 @@ func (s *Subscriber) Consume(ctx context.Context, group, consumer string, handle
 				opts.OnError(Event{}, fmt.Errorf("stream: read group: %w", b.err))
 				continue
 			}
-			c.handleAll(ctx, b.before)
-			for _, g := range b.gaps {
+			for _, g := range b.ahead {
+				opts.OnError(gapEvent(g.gap, opts.ThreadID, g.resume), g.gap)
+			}
+			c.handleAll(ctx, b.read)
+			for _, g := range b.after {
 				opts.OnError(gapEvent(g.gap, opts.ThreadID, g.resume), g.gap)
 			}
 			c.handleAll(ctx, b.res)

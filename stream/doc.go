@@ -49,11 +49,14 @@
 //     skips an event not yet yielded: for a lost stream it starts the next
 //     incarnation; for a trimmed position it is that position, so a
 //     subscription resumed from it reports the gap again, then the events
-//     after it. The check reads the
-//     stream's first entry and the entries at the reader's positions
-//     in the same MULTI as a non-blocking XREAD: at the start, after an
-//     error, after a read that returned a whole Count (the reader is
-//     behind), after a blocking read that timed out, and right after every
+//     after it. When the stream holds neither the position before the
+//     events a blocking read returned nor the one after them, Redis cannot
+//     tell whether they followed a loss: a gap is reported on both sides
+//     of them. The check reads the stream's first entry and the entries at
+//     the reader's positions in the same MULTI as a non-blocking XREAD: at
+//     the start, after an error, after a read that returned a whole Count
+//     (the reader is behind), after a batch that waited for the caller to
+//     take it, after a blocking read that timed out, and right after every
 //     blocking read that returned events (judged from the position before
 //     it, so a stream deleted and written again while the reader waited is
 //     seen; that costs one round trip per wake-up: BenchmarkPutToSubscriber,
@@ -92,7 +95,10 @@
 //     reported too when the trim fell exactly after that entry; after a
 //     blocking read that returned entries, also from where the group stood
 //     before it, as the last checked read left it, and then ahead of those
-//     entries: that read skipped what the trim removed), and
+//     entries: that read skipped what the trim removed; a group created at
+//     the start of its stream (FromBeginning) has delivered no entry to
+//     judge from: events appended and trimmed away before its first read
+//     are not reported), and
 //     pending entries trimmed away before they were handled
 //     (GapPendingTrimmed, with their IDs in Lost: XAUTOCLAIM's list of deleted entries, or, on a
 //     server without it, the idle pending entries older than the stream's

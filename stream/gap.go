@@ -170,52 +170,68 @@ type checked struct {
 	ahead bool
 }
 
+// verdict is what a checked read concluded about one stream: gaps judged
+// from the position before the entries the blocking read it accompanies
+// returned (ahead: yielded before them; From that position) and from the
+// position after them (after: yielded after them), the position to read
+// on from, and whether the entries that read returned must be dropped (they
+// belong to a new incarnation of the stream, which is read again from its
+// start).
+type verdict struct {
+	ahead, after *GapError
+	resume       string
+	dropRead     bool
+}
+
 // detectGap decides, from what a checked read saw of a stream (c), whether
 // events were lost. pre is the reader's position before the read the check
 // accompanies, pos its position now (past the entries that read returned:
-// pre when it returned none). It returns the gap (nil when none), the
-// position to read on from, and whether the entries that read returned
-// from this stream must be dropped: they belong to a new incarnation of the
-// stream, which is read again from its start. A gap is judged from pos
-// (its From is pos: events after the entries the read returned were lost)
-// or from pre (events before them may have been).
+// pre when it returned none).
 //
 // Nothing but trimming removes an entry from a stream the savers write
 // (from its head) or the loss of the whole stream: so a stream that no
 // longer holds the entry at a position, though it holds one at or before
 // it, was lost and written again, and its new entries before the position
-// would be skipped by reading on from it.
-func detectGap(stream, pre, pos string, c checked) (g *GapError, resume string, dropRead bool) {
+// would be skipped by reading on from it. When the stream no longer holds
+// pos either, and the read returned entries, Redis cannot tell whether it
+// held pre when that read ran: events before those entries may be lost as
+// well as after them, and both gaps are reported.
+func detectGap(stream, pre, pos string, c checked) verdict {
+	// before: the stream no longer holds pre, and the entries the read
+	// returned may have followed a loss too.
+	var before *GapError
+	if realPosition(pre) && pre != pos && !c.preHeld {
+		before = &GapError{Stream: stream, Reason: GapTrimmed, From: pre}
+	}
 	switch {
 	case c.first == "" && realPosition(pos):
 		// The reader got pos from this stream, and trimming never empties
 		// a stream: it was lost after the entries just read, if any. Read
 		// its next incarnation from the start.
-		return &GapError{Stream: stream, Reason: GapStreamLost, From: pos}, "0-0", false
+		return verdict{ahead: before, after: &GapError{Stream: stream, Reason: GapStreamLost, From: pos}, resume: "0-0"}
 	case c.first == "":
-		return nil, pos, false
+		return verdict{resume: pos}
 	case realPosition(pos) && !c.posHeld && compareIDs(c.first, pos) <= 0:
 		// Lost and written again after the read: its entries (if any) came
 		// from the incarnation the reader knew.
-		return &GapError{Stream: stream, Reason: GapStreamLost, From: pos}, "0-0", false
+		return verdict{ahead: before, after: &GapError{Stream: stream, Reason: GapStreamLost, From: pos}, resume: "0-0"}
 	case realPosition(pos) && !c.posHeld:
 		// The stream starts past pos, which it no longer holds: trimmed
 		// past the entries the read returned (if any), or lost and written
-		// again after them with later IDs. What followed pos may be gone,
-		// not what came before it: the gap is judged from pos.
-		return &GapError{Stream: stream, Reason: GapTrimmed, From: pos, To: c.first}, pos, false
+		// again after them with later IDs.
+		return verdict{ahead: before, after: &GapError{Stream: stream, Reason: GapTrimmed, From: pos, To: c.first}, resume: pos}
 	case realPosition(pre) && !c.preHeld && compareIDs(c.first, pre) <= 0:
 		// Lost and written again before the read: its entries came from
 		// the new incarnation, which is read again from its start.
-		return &GapError{Stream: stream, Reason: GapStreamLost, From: pre}, "0-0", true
+		return verdict{ahead: &GapError{Stream: stream, Reason: GapStreamLost, From: pre}, resume: "0-0", dropRead: true}
 	case realPosition(pre) && compareIDs(c.first, pre) > 0:
-		return &GapError{Stream: stream, Reason: GapTrimmed, From: pre, To: c.first}, pos, false
+		return verdict{ahead: &GapError{Stream: stream, Reason: GapTrimmed, From: pre, To: c.first}, resume: pos}
 	case timePosition(pre) && compareIDs(c.first, pre) > 0 && c.deleted:
 		// The stream starts past the time and Redis trimmed it: the
 		// entries it trimmed may have been appended at or after the time.
-		return &GapError{Stream: stream, Reason: GapTrimmed, To: c.first}, pos, false
+		return verdict{ahead: &GapError{Stream: stream, Reason: GapTrimmed, To: c.first}, resume: pos}
 	}
-	return nil, pos, false
+	return verdict{resume: pos}
 }
 
 // ErrTrimUnknown is yielded by Subscribe (with a zero Event, once for each

@@ -21,28 +21,37 @@ import (
 // were not delivered, a gap (or, from a time on a server that cannot tell,
 // an ErrTrimUnknown) comes between the delivered events around them. One
 // subscription starts at a time before the first event, one at "now"
-// after a few events. Seeds are fixed, timing is not: a failure names its
+// after a few events; each follows one thread, or every thread of two
+// shards. Seeds are fixed, timing is not: a failure names its
 // seed and logs the gaps, cursors and operations.
 func TestGapModel(t *testing.T) { forTiers(t, gapModel) }
 
-func gapModel(t *testing.T, rdb redis.UniversalClient) { forSeeds(t, rdb, gapModelRun) }
+func gapModel(t *testing.T, rdb redis.UniversalClient) {
+	forSeeds(t, rdb, func(t *testing.T, rdb redis.UniversalClient, seed uint64) {
+		for _, thread := range []string{"model", ""} {
+			t.Run("thread="+thread, func(t *testing.T) { gapModelRun(t, rdb, seed, thread) })
+		}
+	})
+}
 
-func gapModelRun(t *testing.T, rdb redis.UniversalClient, seed uint64) {
+// gapModelRun follows thread "model" (thread "model"), or every thread of
+// two shards (thread ""), whose feed it then trims and deletes.
+func gapModelRun(t *testing.T, rdb redis.UniversalClient, seed uint64, thread string) {
 	ctx := context.Background()
-	rng, s, sub, key := modelSetup(t, rdb, seed)
+	rng, s, sub, key := modelSetup(t, rdb, seed, thread == "")
 	since := pause()
-	fromTime, cancel1, done1 := follow(sub, stream.Query{ThreadID: "model", Since: since})
+	fromTime, cancel1, done1 := follow(sub, stream.Query{ThreadID: thread, Since: since})
 	defer func() { cancel1(); <-done1 }()
 	written := putN(t, s, "model", 3)
 	parent := written[len(written)-1]
 	// A time holds no entry to tell a lost stream by: the first events
 	// are read before anything can be lost (see Gaps in the package doc).
 	fromTime.waitLen(t, "the first events", len(written))
-	now, err := sub.Position(ctx, "model")
+	now, err := sub.Position(ctx, thread)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fromNow, cancel2, done2 := follow(sub, stream.Query{ThreadID: "model", From: now})
+	fromNow, cancel2, done2 := follow(sub, stream.Query{ThreadID: thread, From: now})
 	defer func() { cancel2(); <-done2 }()
 	nowFrom := len(written)
 
@@ -140,7 +149,7 @@ func consumeGapModel(t *testing.T, rdb redis.UniversalClient) { forSeeds(t, rdb,
 
 func consumeGapModelRun(t *testing.T, rdb redis.UniversalClient, seed uint64) {
 	ctx := context.Background()
-	rng, s, sub, key := modelSetup(t, rdb, seed)
+	rng, s, sub, key := modelSetup(t, rdb, seed, false)
 	log := &gapLog{}
 	var other []error
 	cctx, cancel := context.WithCancel(ctx)
@@ -163,7 +172,13 @@ func consumeGapModelRun(t *testing.T, rdb redis.UniversalClient, seed uint64) {
 	defer func() { cancel(); <-done }()
 	waitFor(t, "the group", func() bool { return len(rdb.XInfoGroups(ctx, key).Val()) == 1 })
 
-	written, ops := modelOps(t, rdb, s, key, rng, "")
+	// A group created at the start of its stream claims no event before it
+	// delivered one (see Gaps in the package doc): its first events are
+	// handled before anything can be trimmed.
+	written := putN(t, s, "model", 3)
+	log.waitLen(t, "the first events", len(written))
+	more, ops := modelOps(t, rdb, s, key, rng, written[len(written)-1])
+	written = append(written, more...)
 	parent := written[len(written)-1]
 	last := putNFrom(t, s, "model", parent, 1)[0]
 	written = append(written, last)
@@ -193,18 +208,27 @@ func forSeeds(t *testing.T, rdb redis.UniversalClient, run func(t *testing.T, rd
 	}
 }
 
-// modelSetup returns a model run's random source, a saver of one shard, a
-// subscriber that reads 2 entries at a time with 20 ms blocks, and the key
-// of thread "model"'s stream.
-func modelSetup(t *testing.T, rdb redis.UniversalClient, seed uint64) (*rand.Rand, *redissaver.Saver, *stream.Subscriber, string) {
+// modelSetup returns a model run's random source, a saver, a subscriber
+// that reads 2 entries at a time with 20 ms blocks, and the key the run
+// trims and deletes: thread "model"'s stream (one shard), or with feed the
+// feed of its shard (two shards).
+func modelSetup(t *testing.T, rdb redis.UniversalClient, seed uint64, feed bool) (*rand.Rand, *redissaver.Saver, *stream.Subscriber, string) {
 	t.Helper()
-	s := newSaver(t, rdb, redissaver.Options{Shards: 1})
-	sub, err := stream.New(rdb, stream.Options{Prefix: s.Layout().Prefix(), Shards: 1, Count: 2,
+	shards := 1
+	if feed {
+		shards = 2
+	}
+	s := newSaver(t, rdb, redissaver.Options{Shards: shards})
+	sub, err := stream.New(rdb, stream.Options{Prefix: s.Layout().Prefix(), Shards: shards, Count: 2,
 		Block: 20 * time.Millisecond, MaxBackoff: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return rand.New(rand.NewPCG(seed, 14)), s, sub, s.Layout().Events("model")
+	key := s.Layout().Events("model")
+	if feed {
+		key = s.Layout().Feed(s.Layout().Shard("model"))
+	}
+	return rand.New(rand.NewPCG(seed, 14)), s, sub, key
 }
 
 // modelOps puts, trims and deletes the events of thread "model" at random

@@ -86,16 +86,21 @@ func gapAfterRead(t *testing.T, rdb redis.UniversalClient, thread, change string
 	log.waitLen(t, "the events before", len(before))
 	armed.Store(true)
 	e := putN(t, s, "order", 1) // wakes the blocking read; the hook then changes the stream
-	want := append(slices.Clone(before), e[0], "gap")
+	// Lost after the event: a gap after it; and, since the stream no longer
+	// holds the position before it either, Redis cannot tell whether the
+	// event followed a loss too: a gap ahead of it as well.
+	want := append(slices.Clone(before), "gap", e[0], "gap")
 	reason, from := stream.GapStreamLost, ""
 	switch change {
 	case "trimmed":
+		// The event is still held: only the gap ahead of it.
 		want = append(slices.Clone(before), "gap", e[0])
 		reason, from = stream.GapTrimmed, pre[len(pre)-1].ID
 	case "rewritten":
-		// The event read comes before the gap: what followed it was lost.
+		// What followed the event was lost: a gap after it, then the new
+		// stream's event.
 		ids := <-rewrote
-		want = append(slices.Clone(before), e[0], "gap", ids[1])
+		want = append(slices.Clone(before), "gap", e[0], "gap", ids[1])
 		reason = stream.GapTrimmed
 	}
 	log.waitLen(t, "the event and the gap", len(want))
@@ -109,9 +114,12 @@ func gapAfterRead(t *testing.T, rdb redis.UniversalClient, thread, change string
 	if fmt.Sprint(seq) != fmt.Sprint(want) || len(errs) > 0 {
 		t.Fatalf("got %v (errors %v), want %v", seq, errs, want)
 	}
-	g := gaps[0]
+	g := gaps[len(gaps)-1] // the one after the event, but for "trimmed"
 	if g.Reason != reason || (from != "" && g.From != from) {
 		t.Errorf("gap %+v, want %s from %q", g, reason, from)
+	}
+	if change != "trimmed" && (gaps[0].Reason != stream.GapTrimmed || gaps[0].From != pre[len(pre)-1].ID) {
+		t.Errorf("gap ahead %+v, want trimmed from %s", gaps[0], pre[len(pre)-1].ID)
 	}
 	if change != "trimmed" {
 		return

@@ -33,11 +33,14 @@ func (p positions) clone() positions {
 
 // batch is what one read returned, in the order a subscription delivers
 // it: the streams whose time position could not be judged (trimUnknown),
-// entries that precede the gaps, the gaps, then the other entries.
+// the gaps judged from the positions before the entries a blocking read
+// returned, those entries, the gaps judged from the positions after them,
+// then the entries the checked read itself returned.
 type batch struct {
 	unknown []error
-	before  []redis.XStream
-	gaps    []gapAt
+	ahead   []gapAt
+	read    []redis.XStream
+	after   []gapAt
 	res     []redis.XStream
 	err     error
 }
@@ -97,8 +100,8 @@ func readGroups(rdb redis.UniversalClient, n int) [][]int {
 }
 
 // readLoop reads until ctx ends. With a check, the first read, the read
-// after an error, after a full batch and after an idle block are checked
-// reads; a blocking read that returns entries is followed at once by a
+// after an error, after a full batch, after a batch that waited to be
+// taken and after an idle block are checked reads; a blocking read that returns entries is followed at once by a
 // checked read, whose gaps are judged from the positions before the
 // blocking read. A gap judged from the position after its entries (the
 // stream was lost after them) is sent after them; a trim past the position
@@ -109,7 +112,17 @@ func (s *Subscriber) readLoop(ctx context.Context, streams []string, at position
 	ids := at.ids
 	backoff := time.Duration(0)
 	needCheck := r.check != nil
+	// send hands a batch over. When it has to wait for the batch to be
+	// taken (a slow consumer), the stream may change meanwhile, past the
+	// positions the last check vouched for: the next read is then a
+	// checked one, not a blocking read that would skip what a trim removed.
 	send := func(b batch) bool {
+		select {
+		case out <- b:
+			return true
+		default:
+		}
+		needCheck = needCheck || r.check != nil
 		select {
 		case out <- b:
 			return true
@@ -144,7 +157,7 @@ func (s *Subscriber) readLoop(ctx context.Context, streams []string, at position
 			at.advance(streams, res, r.check != nil)
 			if r.check == nil {
 				backoff = 0
-				if !send(batch{res: res}) {
+				if !send(batch{read: res}) {
 					return
 				}
 				continue
@@ -153,7 +166,7 @@ func (s *Subscriber) readLoop(ctx context.Context, streams []string, at position
 		}
 		res, seen, err := r.check(ctx, streams, pre, at)
 		if err != nil {
-			if read != nil && !send(batch{res: read}) { // unchecked, but read: deliver it
+			if read != nil && !send(batch{read: read}) { // unchecked, but read: deliver it
 				return
 			}
 			if !fail(err) {
@@ -162,54 +175,65 @@ func (s *Subscriber) readLoop(ctx context.Context, streams []string, at position
 			continue
 		}
 		backoff = 0
-		ahead := map[string]bool{} // streams whose gap precedes what the blocking read returned
 		for j, k := range streams {
 			if seen[j].judged {
-				if seen[j].gap != nil {
-					b.gaps = append(b.gaps, gapAt{gap: seen[j].gap, resume: seen[j].gap.To})
-					ahead[k] = seen[j].ahead
+				if g := seen[j].gap; g != nil && seen[j].ahead {
+					b.ahead = append(b.ahead, gapAt{gap: g, resume: g.To})
+				} else if g != nil {
+					b.after = append(b.after, gapAt{gap: g, resume: g.To})
 				}
 				continue
 			}
 			if err := trimUnknown(k, pre.ids[j], seen[j]); err != nil {
 				b.unknown = append(b.unknown, err)
 			}
-			g, resume, dropRead := detectGap(k, pre.ids[j], ids[j], seen[j])
-			if g == nil {
+			v := detectGap(k, pre.ids[j], ids[j], seen[j])
+			if v.ahead == nil && v.after == nil {
 				continue
 			}
-			if resume != ids[j] {
+			if v.resume != ids[j] {
 				// Whatever this check read of the stream follows a
 				// position it no longer holds: it is read again.
 				res = dropStream(res, k)
-				ids[j], at.marks[j] = resume, ""
+				ids[j], at.marks[j] = v.resume, ""
 			}
-			if dropRead {
+			switch {
+			case v.dropRead:
+				// The stream is read again from its start.
 				read = dropStream(read, k)
+				b.ahead = append(b.ahead, gapAt{gap: v.ahead, resume: ids[j]})
+			case v.ahead != nil:
+				// Delivery goes on with the entries the blocking read
+				// returned, if any; resumed from the gap, a subscription
+				// starts before them.
+				if first := firstOf(read, k); first != "" {
+					v.ahead.To = first
+				}
+				b.ahead = append(b.ahead, gapAt{gap: v.ahead, resume: pre.ids[j], mark: pre.marks[j]})
 			}
-			ga := gapAt{gap: g, resume: ids[j], mark: at.marks[j]}
-			if g.Reason == GapTrimmed && pre.ids[j] != ids[j] && g.From != ids[j] {
-				// Judged from the position before the entries the
-				// blocking read returned: it comes ahead of them.
-				ga.resume, ga.mark = pre.ids[j], pre.marks[j]
-				ahead[k] = true
-			}
-			b.gaps = append(b.gaps, ga)
-		}
-		for _, st := range read {
-			if ahead[st.Stream] {
-				b.res = append(b.res, st)
-			} else {
-				b.before = append(b.before, st)
+			if v.after != nil {
+				b.after = append(b.after, gapAt{gap: v.after, resume: ids[j], mark: at.marks[j]})
 			}
 		}
+		b.read = read
 		at.advance(streams, res, true)
 		b.res = append(b.res, res...)
-		needCheck = s.full(res)
-		if (b.unknown != nil || b.before != nil || b.res != nil || b.gaps != nil) && !send(b) {
+		needCheck = s.full(res) // send sets it too when it waits
+		if (b.unknown != nil || b.ahead != nil || b.read != nil || b.after != nil || b.res != nil) && !send(b) {
 			return
 		}
 	}
+}
+
+// firstOf returns the ID of the first entry a read returned from a
+// stream, "" for none.
+func firstOf(res []redis.XStream, stream string) string {
+	for _, st := range res {
+		if st.Stream == stream && len(st.Messages) > 0 {
+			return st.Messages[0].ID
+		}
+	}
+	return ""
 }
 
 // dropStream removes the entries of one stream from a read's result.

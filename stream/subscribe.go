@@ -101,6 +101,18 @@ func (s *Subscriber) Subscribe(ctx context.Context, q Query) iter.Seq2[Event, er
 			}
 			return true
 		}
+		// Each gap's Cursor: the position a subscription resumed from it
+		// reads after.
+		gaps := func(gs []gapAt) bool {
+			for _, g := range gs {
+				i := index[g.gap.Stream]
+				ids[i], marks[i] = g.resume, g.mark
+				if !yield(gapEvent(g.gap, q.ThreadID, cursorOf(ids, marks)), g.gap) {
+					return false
+				}
+			}
+			return true
+		}
 		r := reader{block: s.xread(rdb), check: s.xreadChecked(rdb)}
 		for b := range s.pump(ctx, rdb, streams, at.clone(), r) {
 			if b.err != nil {
@@ -114,15 +126,8 @@ func (s *Subscriber) Subscribe(ctx context.Context, q Query) iter.Seq2[Event, er
 					return
 				}
 			}
-			if !deliver(b.before) {
+			if !gaps(b.ahead) || !deliver(b.read) || !gaps(b.after) {
 				return
-			}
-			for _, g := range b.gaps {
-				i := index[g.gap.Stream]
-				ids[i], marks[i] = g.resume, g.mark
-				if !yield(gapEvent(g.gap, q.ThreadID, cursorOf(ids, marks)), g.gap) {
-					return
-				}
 			}
 			if !deliver(b.res) {
 				return
