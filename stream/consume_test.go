@@ -9,9 +9,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/graphstate/redcheck/redissaver"
 	"github.com/graphstate/redcheck/stream"
 	"github.com/redis/go-redis/v9"
@@ -252,25 +254,11 @@ func consumeTrimBeforeBlockingRead(t *testing.T, rdb redis.UniversalClient) {
 		t.Fatal(err)
 	}
 	release := make(chan struct{})
-	log := &gapLog{}
-	calls := 0 // the handler runs on Consume's goroutine, one call at a time
-	cctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = sub.Consume(cctx, "workers", "c1", func(_ context.Context, ev stream.Event) error {
-			log.add(ev, nil)
-			if calls++; calls == 1 {
-				<-release // the handler of the first event is busy
-			}
-			return nil
-		}, stream.ConsumeOptions{ThreadID: "busy", Start: stream.FromBeginning, MinIdle: time.Hour, OnError: func(ev stream.Event, err error) {
-			if !errors.Is(err, stream.ErrGap) {
-				t.Errorf("reported: %v", err)
-			}
-			log.add(ev, err)
-		}})
-	}()
+	log, cancel, done := consumeLogged(sub, "busy", func(n int) {
+		if n == 1 {
+			<-release // the handler of the first event is busy
+		}
+	}, func(err error) { t.Errorf("reported: %v", err) })
 	defer func() { cancel(); <-done }()
 	free := sync.OnceFunc(func() { close(release) })
 	defer free() // first: a test that fails does not leave the handler waiting
@@ -346,4 +334,106 @@ func cmpID(a, b string) int {
 	ai, _ = strconv.ParseUint(as, 10, 64)
 	bi, _ = strconv.ParseUint(bs, 10, 64)
 	return cmp.Compare(ai, bi)
+}
+
+// TestConsumeTrimRightBeforeBlockingRead: events appended and the oldest
+// of them trimmed between a checked read that found nothing new and the
+// blocking read that follows it. That read starts at the first event left
+// and moves the group past it; the check after it reports the trim, from
+// where the group stood before, ahead of that event.
+func TestConsumeTrimRightBeforeBlockingRead(t *testing.T) {
+	forTiers(t, consumeTrimRightBeforeBlockingRead)
+}
+
+func consumeTrimRightBeforeBlockingRead(t *testing.T, rdb redis.UniversalClient) {
+	ctx := context.Background()
+	s := newSaver(t, rdb, redissaver.Options{Shards: 1})
+	key := s.Layout().Events("race")
+	blocking := redis.NewClient(rdb.(*redis.Client).Options())
+	t.Cleanup(func() { _ = blocking.Close() })
+	var armed atomic.Bool
+	written := make(chan []string, 1)
+	blocking.AddHook(beforeBlockingRead(func() {
+		if !armed.CompareAndSwap(true, false) {
+			return
+		}
+		var ids []string
+		for range 3 {
+			cfg, err := s.Put(ctx, checkpoint.Config{ThreadID: "race"}, checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID()}, nil, nil)
+			if err != nil {
+				t.Error(err)
+			}
+			ids = append(ids, cfg.CheckpointID)
+		}
+		if err := rdb.XTrimMaxLen(ctx, key, 1).Err(); err != nil {
+			t.Error(err)
+		}
+		written <- ids
+	}))
+	sub, err := stream.New(rdb, stream.Options{Prefix: s.Layout().Prefix(), Shards: 1, Block: 50 * time.Millisecond,
+		MaxBackoff: 50 * time.Millisecond, BlockingClient: blocking})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, cancel, done := consumeLogged(sub, "race", nil, func(err error) { t.Errorf("reported: %v", err) })
+	defer func() { cancel(); <-done }()
+	first := putN(t, s, "race", 1)
+	log.waitLen(t, "the first event", 1)
+	armed.Store(true) // the next blocking read finds 3 new events, 2 of them trimmed
+	ids := <-written
+	want := []string{first[0], "gap", ids[2]}
+	log.waitLen(t, "the gap and the event left", len(want))
+	if seq, _ := log.settle(100*time.Millisecond, cancel, done); fmt.Sprint(seq) != fmt.Sprint(want) {
+		t.Fatalf("got %v, want %v", seq, want)
+	}
+}
+
+// beforeBlockingRead is a hook that calls f right before a blocking read
+// (XREAD or XREADGROUP outside a MULTI) is sent.
+type beforeBlockingRead func()
+
+func (beforeBlockingRead) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (f beforeBlockingRead) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if _, ok := cmd.(*redis.XStreamSliceCmd); ok {
+			f()
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (beforeBlockingRead) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// consumeLogged runs consumer "c1" of group "workers" on a thread's stream
+// from its beginning, in the background, recording in a gapLog the events
+// it handles and the gaps it reports, in order. busy, when not nil, runs in
+// the handler after each event is recorded, with the count of events
+// handled so far (the handler runs on Consume's goroutine, one call at a
+// time); other receives every other report. cancel ends it; done is closed
+// once it has.
+func consumeLogged(sub *stream.Subscriber, thread string, busy func(n int), other func(error)) (log *gapLog, cancel context.CancelFunc, done <-chan struct{}) {
+	log = &gapLog{}
+	ctx, cancel := context.WithCancel(context.Background())
+	closed := make(chan struct{})
+	calls := 0
+	go func() {
+		defer close(closed)
+		_ = sub.Consume(ctx, "workers", "c1", func(_ context.Context, ev stream.Event) error {
+			log.add(ev, nil)
+			if calls++; busy != nil {
+				busy(calls)
+			}
+			return nil
+		}, stream.ConsumeOptions{ThreadID: thread, Start: stream.FromBeginning, MinIdle: time.Hour, OnError: func(ev stream.Event, err error) {
+			if errors.Is(err, stream.ErrGap) {
+				log.add(ev, err)
+				return
+			}
+			other(err)
+		}})
+	}()
+	return log, cancel, closed
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -150,25 +151,13 @@ func consumeGapModel(t *testing.T, rdb redis.UniversalClient) { forSeeds(t, rdb,
 func consumeGapModelRun(t *testing.T, rdb redis.UniversalClient, seed uint64) {
 	ctx := context.Background()
 	rng, s, sub, key := modelSetup(t, rdb, seed, false)
-	log := &gapLog{}
-	var other []error
-	cctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = sub.Consume(cctx, "workers", "c1", func(_ context.Context, ev stream.Event) error {
-			log.add(ev, nil)
-			return nil
-		}, stream.ConsumeOptions{ThreadID: "model", Start: stream.FromBeginning, OnError: func(ev stream.Event, err error) {
-			if errors.Is(err, stream.ErrGap) {
-				log.add(ev, err)
-				return
-			}
-			log.mu.Lock()
-			other = append(other, err)
-			log.mu.Unlock()
-		}})
-	}()
+	var mu sync.Mutex
+	var other []error // appended by the consumer's goroutine
+	log, cancel, done := consumeLogged(sub, "model", nil, func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		other = append(other, err)
+	})
 	defer func() { cancel(); <-done }()
 	waitFor(t, "the group", func() bool { return len(rdb.XInfoGroups(ctx, key).Val()) == 1 })
 
@@ -192,8 +181,8 @@ func consumeGapModelRun(t *testing.T, rdb redis.UniversalClient, seed uint64) {
 		t.Logf("cursors %v", log.cursors)
 		t.Logf("ops %q", ops)
 	}
-	log.mu.Lock()
-	defer log.mu.Unlock()
+	mu.Lock()
+	defer mu.Unlock()
 	for _, err := range other {
 		// Redis errors while the stream is deleted under the consumer are
 		// expected (NOGROUP between a loss and the group's re-creation).
