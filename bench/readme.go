@@ -129,7 +129,7 @@ func readmeBlock(h header, rows []Row) string {
 // over it, then the range of its ratio over the Postgres saver (the one
 // network store among them) at each concurrency.
 func writeSameRuntime(b *strings.Builder, rows []Row) {
-	peers := []string{peerMemory, peerSQLite, peerPostgres}
+	peers := langgraphSavers
 	var js []Row
 	for _, r := range rows {
 		if r.Impl == peerRedcheckJS && r.OpsPerS.Valid() {
@@ -199,7 +199,7 @@ func writePeers(b *strings.Builder, h header, rows []Row) {
 			ops = append(ops, key{r.Op, r.Concurrency})
 		}
 	}
-	order := []string{peerMemory, peerSQLite, peerPostgres}
+	order := langgraphSavers
 	rank := func(impl string) int {
 		if i := slices.Index(order, impl); i >= 0 {
 			return i

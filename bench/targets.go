@@ -287,6 +287,10 @@ const (
 	bigPayload = 16 << 10
 )
 
+// langgraphSavers are LangGraph.js's savers among the peers, in the order
+// the README's tables give them.
+var langgraphSavers = []string{peerMemory, peerSQLite, peerPostgres}
+
 // peerScope reports whether an in-process peer must be beaten on op: a
 // payload (redcheck's larger direction) of at least 16 KB, or a read of
 // more than one checkpoint (List, delta history). Otherwise it wins by

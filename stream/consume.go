@@ -153,13 +153,9 @@ func (s *Subscriber) Consume(ctx context.Context, group, consumer string, handle
 				opts.OnError(Event{}, fmt.Errorf("stream: read group: %w", b.err))
 				continue
 			}
-			for _, g := range b.ahead {
-				opts.OnError(gapEvent(g.gap, opts.ThreadID, g.resume), g.gap)
-			}
+			c.reportGaps(b.ahead)
 			c.handleAll(ctx, b.read)
-			for _, g := range b.after {
-				opts.OnError(gapEvent(g.gap, opts.ThreadID, g.resume), g.gap)
-			}
+			c.reportGaps(b.after)
 			c.handleAll(ctx, b.res)
 		}
 	}
@@ -348,6 +344,13 @@ func (c *consumer_) xreadgroupChecked(rdb redis.UniversalClient) func(ctx contex
 			}
 		}
 		return res, out, nil
+	}
+}
+
+// reportGaps reports gaps through OnError.
+func (c *consumer_) reportGaps(gs []gapAt) {
+	for _, g := range gs {
+		c.opts.OnError(gapEvent(g.gap, c.opts.ThreadID, g.resume), g.gap)
 	}
 }
 

@@ -101,13 +101,12 @@ func readGroups(rdb redis.UniversalClient, n int) [][]int {
 
 // readLoop reads until ctx ends. With a check, the first read, the read
 // after an error, after a full batch, after a batch that waited to be
-// taken and after an idle block are checked reads; a blocking read that returns entries is followed at once by a
-// checked read, whose gaps are judged from the positions before the
-// blocking read. A gap judged from the position after its entries (the
-// stream was lost after them) is sent after them; a trim past the position
-// before them is sent ahead of them, and resuming from it starts before
-// them again: no cursor a subscription yields skips an entry it has not
-// yielded yet.
+// taken and after an idle block are checked reads; a blocking read that
+// returns entries is followed at once by a checked read (see detectGap). A
+// gap judged from the position after its entries is sent after them; one
+// judged from the position before them is sent ahead of them, and resuming
+// from it starts before them again: no cursor a subscription yields skips
+// an entry it has not yielded yet.
 func (s *Subscriber) readLoop(ctx context.Context, streams []string, at positions, r reader, out chan<- batch) {
 	ids := at.ids
 	backoff := time.Duration(0)
@@ -177,10 +176,12 @@ func (s *Subscriber) readLoop(ctx context.Context, streams []string, at position
 		backoff = 0
 		for j, k := range streams {
 			if seen[j].judged {
-				if g := seen[j].gap; g != nil && seen[j].ahead {
-					b.ahead = append(b.ahead, gapAt{gap: g, resume: g.To})
-				} else if g != nil {
-					b.after = append(b.after, gapAt{gap: g, resume: g.To})
+				if g := seen[j].gap; g != nil {
+					side := &b.after
+					if seen[j].ahead {
+						side = &b.ahead
+					}
+					*side = append(*side, gapAt{gap: g, resume: g.To})
 				}
 				continue
 			}

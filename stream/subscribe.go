@@ -126,10 +126,7 @@ func (s *Subscriber) Subscribe(ctx context.Context, q Query) iter.Seq2[Event, er
 					return
 				}
 			}
-			if !gaps(b.ahead) || !deliver(b.read) || !gaps(b.after) {
-				return
-			}
-			if !deliver(b.res) {
+			if !gaps(b.ahead) || !deliver(b.read) || !gaps(b.after) || !deliver(b.res) {
 				return
 			}
 		}
@@ -269,9 +266,6 @@ func (s *Subscriber) xreadChecked(rdb redis.UniversalClient) func(ctx context.Co
 			if timePosition(pre.ids[i]) && settled[k] == pre.ids[i] {
 				out[i].deleted, out[i].deletedKnown = true, true
 			}
-		}
-		mu.Unlock()
-		for i, k := range streams {
 			firsts[i] = pipe.XRangeN(ctx, k, "-", "+", 1)
 			if timePosition(pre.ids[i]) && !out[i].deletedKnown {
 				infos[i] = pipe.XInfoStream(ctx, k)
@@ -283,6 +277,7 @@ func (s *Subscriber) xreadChecked(rdb redis.UniversalClient) func(ctx context.Co
 				}
 			}
 		}
+		mu.Unlock()
 		read := pipe.XRead(ctx, &redis.XReadArgs{
 			Streams: append(append([]string{}, streams...), at.ids...),
 			Count:   s.opts.Count,
