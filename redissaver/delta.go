@@ -27,7 +27,9 @@ const deltaBudget = 1000
 // channel stops independently; the target's own writes are never included.
 // Writes come oldest first, within a checkpoint by (task ID, index).
 // HasSeed is false only when the chain really ends (a root, or a parent
-// deleted by DeleteForRuns or Prune) before a seed.
+// deleted by DeleteForRuns or Prune) before a seed, or returns to a
+// checkpoint it has walked (a cycle, made by putting again the ID of a
+// deleted checkpoint, is walked once, as memsaver walks it).
 //
 // The walk visits at most deltaBudget ancestors per script call, fewer
 // when they are large (10,000 checkpoint fields read, or 4 MiB of writes
@@ -35,9 +37,10 @@ const deltaBudget = 1000
 // of n small ancestors takes n/deltaBudget+1 round trips. No channels gives an
 // empty map without calling Redis. Errors: checkpoint.ErrNotFound when the
 // target does not exist; checkpoint.ErrDataLoss when an ancestor its
-// namespace index names, a value, or the thread's head is missing, when the
-// parent chain cycles, or when the thread is deleted or replaced during the
-// walk; checkpoint.ErrInvalidConfig for a bad thread or namespace.
+// namespace index names, a value, or the thread's head is missing, when a
+// cycle is not closed within one call (which then cannot tell where it
+// closed), or when the thread is deleted or replaced during the walk;
+// checkpoint.ErrInvalidConfig for a bad thread or namespace.
 func (s *Saver) DeltaChannelHistory(ctx context.Context, cfg checkpoint.Config, channels []string) (map[string]checkpoint.DeltaHistory, error) {
 	out := make(map[string]checkpoint.DeltaHistory, len(channels))
 	if len(channels) == 0 {

@@ -14,7 +14,9 @@ import (
 )
 
 // List yields the checkpoints q selects, newest ID first (for equal IDs, by
-// thread and namespace, descending). The metadata filter is evaluated inside
+// thread and namespace as keys.Encode writes them, descending: their own
+// byte order when they hold only bytes Encode keeps, or hold an escaped
+// byte at the same place). The metadata filter is evaluated inside
 // Redis, before the limit, so a page is never short because of filtering.
 //
 // Round trips: with a thread, one script call per page of Options.PageSize

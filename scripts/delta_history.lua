@@ -20,7 +20,12 @@
 --          walk is over when every channel stopped or the chain ends (a root, or a parent that was deleted
 --          and is in no index).
 --          Errors: "DATALOSS <what>" for a missing indexed checkpoint hash, a missing value, a lost head;
---          "CYCLE <id>" when the parent chain returns to a checkpoint this step visited.
+--          "CYCLE <id>" when a later step returns to its first ancestor ARGV[5]: the cycle may have gone through
+--          ancestors of earlier steps, which this step cannot tell. Otherwise the chain returning to a checkpoint
+--          the step visited (the target included) ends the walk, as a parent that was deleted does: a cycle
+--          (made by putting again the ID of a deleted checkpoint) that one step closes is walked once. (In a
+--          later step the first checkpoint met again is its first ancestor whenever the cycle holds ancestors
+--          of earlier steps.)
 -- Work bound: at most ARGV[7] ancestors, and no ancestor past the first once the step has read 10,000
 --          checkpoint fields or collected 4 MiB of writes and seeds (FIELDS and BYTES below: ancestors with
 --          many or large pending writes end the step sooner); each ancestor O(its fields) (a write: one
@@ -105,7 +110,11 @@ local visited = {[id] = true}
 local cpbase = nb .. ':cp:'
 local steps, fields, bytes = 0, 0, 0
 while cur and open > 0 and steps < budget and fields < FIELDS and bytes < BYTES do
-  if visited[cur] then return redis.error_reply('CYCLE parent chain returns to ' .. cur) end
+  if visited[cur] then
+    if cur == cursor then return redis.error_reply('CYCLE parent chain returns to ' .. cur) end
+    cur = nil
+    break
+  end
   visited[cur] = true
   steps = steps + 1
   local cpkey = cpbase .. cur

@@ -110,7 +110,10 @@ end
 local steps = 0
 while cur and nopen > 0 and steps < budget do
   steps = steps + 1
-  if redis.call('SISMEMBER', pkeep, cur) == 1 then return redis.error_reply('CYCLE parent chain returns to ' .. cur) end
+  if redis.call('SISMEMBER', pkeep, cur) == 1 then -- a cycle (an ID put again after its deletion): walked once
+    cur = nil
+    break
+  end
   local cpkey = nb .. ':cp:' .. cur
   local pf = redis.call('HGETALL', cpkey)
   if #pf == 0 then

@@ -167,6 +167,49 @@ func TestPruneKeepsReferencedValues(t *testing.T) {
 	}
 }
 
+// TestPruneKeepsDeltaSeeds: PruneKeepLatest keeps the ancestors a delta
+// channel of the latest checkpoint (a version without a value) needs to
+// reach its seed, as redissaver does, and no others.
+func TestPruneKeepsDeltaSeeds(t *testing.T) {
+	s := memsaver.New(memsaver.Options{})
+	ctx := testctx.Context(t)
+	// c1 holds the seed of "d", c2 and c3 only versions of it; "a" has a
+	// value everywhere. c0 is older than the seed and goes.
+	c, err := s.Put(ctx, checkpoint.Config{ThreadID: "t"}, newCP(map[string]any{"a": 0}, map[string]string{"a": "0"}), nil, map[string]string{"a": "0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for i, d := range []any{"seed", nil, nil} {
+		v := fmt.Sprint(i + 1)
+		values := map[string]any{"a": i}
+		if d != nil {
+			values["d"] = d
+		}
+		if c, err = s.Put(ctx, c, newCP(values, map[string]string{"a": v, "d": v}), nil, map[string]string{"a": v, "d": v}); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, c.CheckpointID)
+	}
+	if err := s.Prune(ctx, []string{"t"}, checkpoint.PruneKeepLatest); err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	for tp, err := range s.List(ctx, checkpoint.ListQuery{ThreadID: "t"}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept = append(kept, tp.Checkpoint.ID)
+	}
+	if want := []string{ids[2], ids[1], ids[0]}; fmt.Sprint(kept) != fmt.Sprint(want) {
+		t.Fatalf("kept %v, want the latest and its ancestors up to the seed %v", kept, want)
+	}
+	h, err := s.DeltaChannelHistory(ctx, c, []string{"d"})
+	if err != nil || !h["d"].HasSeed || h["d"].Seed != "seed" {
+		t.Fatalf("history after prune: %+v, %v; want the seed", h, err)
+	}
+}
+
 func TestDeltaChannelHistoryErrors(t *testing.T) {
 	s := memsaver.New(memsaver.Options{})
 	ctx := testctx.Context(t)

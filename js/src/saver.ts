@@ -497,7 +497,11 @@ export class RedcheckSaver extends BaseCheckpointSaver {
    * the nearest ancestor holding a value for it, whose value is the seed.
    * A checkpoint that does not exist has empty histories (as
    * BaseCheckpointSaver's default walk answers); a thread deleted or
-   * replaced during the walk, a lost ancestor or a cycle is a DataLossError.
+   * replaced during the walk, or a lost ancestor, is a DataLossError. A
+   * parent chain that returns to a checkpoint already walked (a cycle, made
+   * by putting again the ID of a deleted checkpoint) ends the walk there
+   * when one step closes it, as a deleted parent does; a cycle that no
+   * step closes alone is a DataLossError.
    */
   override async getDeltaChannelHistory(options: { config: RunnableConfig; channels: string[] }): Promise<Record<string, DeltaChannelHistory>> {
     const out: Record<string, DeltaChannelHistory> = {};
