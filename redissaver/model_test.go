@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/graphstate/redcheck/checkpoint/memsaver"
@@ -107,7 +108,8 @@ func newSaverModel(t *testing.T, rdb redis.UniversalClient, seed uint64) *saverM
 		{"default", redissaver.Options{}},
 		{"compress,page2", redissaver.Options{Compression: redissaver.Compression{Enabled: true, MinBytes: 64}, PageSize: 2}},
 		{"hints3,page3", redissaver.Options{ReadHints: 3, PageSize: 3}},
-		{"nohints", redissaver.Options{ReadHints: -1}},
+		{"nohints,noevents", redissaver.Options{ReadHints: -1, Events: redissaver.Events{Disabled: true}}},
+		{"ttl,values", redissaver.Options{TTL: time.Hour, RefreshOnRead: true, Events: redissaver.Events{IncludeValues: true}}},
 	} {
 		o.opts.Prefix, o.opts.Shards, o.opts.AcceptEviction = prefix, 2, true
 		s, err := redissaver.New(m.ctx, rdb, o.opts)

@@ -362,6 +362,38 @@ func TestStagedRePutPointsToStoredValues(t *testing.T) {
 	}
 }
 
+// TestStagedRePutWithoutNewVersions: a re-put naming the versions its
+// checkpoint already names, none of them new (its parent names none of
+// them: a root), points where the checkpoint did. It read them back absent
+// before: the values its first Put staged are stored under version \0
+// token, and the re-put pointed to the plain versions (the differential
+// model found it).
+func TestStagedRePutWithoutNewVersions(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			s := newSaver(t, b.client(t), redissaver.Options{})
+			ctx := context.Background()
+			versions := map[string]string{"a": "1", "b": "1", "e": "1"}
+			cp := checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(), ChannelValues: map[string]any{"a": "x", "b": "y"},
+				ChannelVersions: versions}
+			for i, nv := range []map[string]string{versions, {}} {
+				cfg, err := s.Put(ctx, checkpoint.Config{ThreadID: "t"}, cp, nil, nv)
+				if err != nil {
+					t.Fatal(err)
+				}
+				tup, err := s.GetTuple(ctx, cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := tup.Checkpoint.ChannelValues; len(got) != 2 || got["a"] != "x" || got["b"] != "y" {
+					t.Fatalf("put %d: values %v, want a and b (e was stored empty)", i, got)
+				}
+			}
+			requireSound(t, s, "t")
+		})
+	}
+}
+
 // TestStagedStaleGeneration: a saver whose remembered generation is stale
 // (another saver deleted the thread and wrote it again) stages its values
 // into the old generation; put.lua takes them back, and the Put goes

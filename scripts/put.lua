@@ -249,6 +249,23 @@ elseif #inherit > 0 then
       end
     end
   end
+  -- A re-put naming a version its checkpoint already names (and its parent does not) points where the
+  -- checkpoint did: a value a Put staged is stored under version \0 token, not under the plain version.
+  if old[1] and #rest > 0 then
+    local list = {}
+    for j, i in ipairs(rest) do list[j] = fv(i - 1) end
+    local had = chunked('HMGET', cp, list, 1000)
+    local left = {}
+    for j, i in ipairs(rest) do
+      local v = string.match(fv(i), '^([^%z]*)')
+      if had[j] and names_version(had[j], v) then
+        over[i] = had[j]
+      else
+        left[#left + 1] = i
+      end
+    end
+    rest = left
+  end
   -- A parent its namespace's index names whose hash is gone was lost: its versions cannot be resolved,
   -- and must not read back absent.
   if #rest > 0 and parent ~= '' and redis.call('EXISTS', nb .. ':cp:' .. parent) == 0 and
