@@ -134,8 +134,10 @@ func (m *saverModel) saver() (int, *redissaver.Saver) {
 func (m *saverModel) run(ops int) {
 	for range ops {
 		switch r := m.rng.IntN(100); {
-		case r < 30:
+		case r < 26:
 			m.put()
+		case r < 30:
+			m.fork()
 		case r < 48:
 			m.putWrites()
 		case r < 64:
@@ -317,6 +319,36 @@ func (m *saverModel) put() {
 		if !slices.Contains(m.seen[addr(th, ns)], id) {
 			m.seen[addr(th, ns)] = append(m.seen[addr(th, ns)], id)
 		}
+	}
+}
+
+// fork puts a copy of a checkpoint beside it, as LangGraph's fork
+// (update_state as "__copy__") does: a new ID, the same channel versions,
+// the copied checkpoint's parent as its parent, and no new versions.
+func (m *saverModel) fork() {
+	i, s := m.saver()
+	th, ns := m.pick(modelThreads), m.pick(modelNS)
+	src, err := m.ref.GetTuple(m.ctx, checkpoint.Config{ThreadID: th, CheckpointNS: ns, CheckpointID: m.knownID(th, ns)})
+	if err != nil {
+		return
+	}
+	cfg := checkpoint.Config{ThreadID: th, CheckpointNS: ns, CheckpointID: parentID(src)}
+	cp := src.Checkpoint
+	if m.next >= len(m.ids) {
+		return
+	}
+	cp.ID = m.ids[m.next]
+	m.next++
+	md := checkpoint.Metadata{"source": "fork", "step": m.rng.IntN(5) - 1, "parents": map[string]any{}}
+	m.logf("fork via %s: thread %q ns %q copy of %q as %q, parent %q", m.names[i], th, ns, src.Checkpoint.ID, cp.ID,
+		cfg.CheckpointID)
+	want, werr := m.ref.Put(m.ctx, cfg, cp, md, map[string]string{})
+	got, gerr := s.Put(m.ctx, cfg, cp, md, map[string]string{})
+	if m.sameErr("fork", werr, gerr) {
+		if got != want {
+			m.fail("fork: config %+v, the reference's %+v", got, want)
+		}
+		m.seen[addr(th, ns)] = append(m.seen[addr(th, ns)], cp.ID)
 	}
 }
 

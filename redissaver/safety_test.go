@@ -370,12 +370,12 @@ func must(t *testing.T, err error) {
 // the byte 0 and the call token of the Put that staged it.
 func storedBlobField(t *testing.T, rdb redis.UniversalClient, key, ch, ver string) string {
 	t.Helper()
-	fields, err := rdb.HKeys(context.Background(), key).Result()
+	fields, err := rdb.HGetAll(context.Background(), key).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range fields {
-		if mb.BlobOf(f, ch, ver) {
+	for f, v := range fields {
+		if mb.BlobOf(f, ch, ver) && !mb.IsAlias(v) {
 			return f
 		}
 	}

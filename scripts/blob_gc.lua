@@ -3,8 +3,8 @@
 --   mark:  walks the namespace index from the cursor, adding the blob fields each checkpoint points to to
 --          the namespace's keep set (created with the marker member "" on the first step; while it exists,
 --          every Put to the namespace adds the fields it points to as well);
---   sweep: scans the values hash from the cursor (HSCAN) and deletes the fields the keep set lacks; when
---          the scan ends, the keep set goes.
+--   sweep: scans the values hash from the cursor (HSCAN) and deletes the fields the keep set lacks (an
+--          alias, unless the keep set holds the field it names); when the scan ends, the keep set goes.
 -- KEYS[1] thread head hash
 -- ARGV[1] shard base "P:{N}:"
 -- ARGV[2] encoded thread
@@ -46,7 +46,12 @@ if redis.call('EXISTS', keep) == 0 then return {'', '', 0} end -- a job that end
 local r = hscan_bounded(nb .. ':blobs', cursor, budget)
 local drop = {}
 for i = 1, #r[2], 2 do
-  if redis.call('SISMEMBER', keep, r[2][i]) == 0 then drop[#drop + 1] = r[2][i] end
+  local f = r[2][i]
+  if redis.call('SISMEMBER', keep, f) == 0 then
+    -- An alias stays while the value it names does.
+    local target = alias_target(f, r[2][i + 1])
+    if not target or redis.call('SISMEMBER', keep, target) == 0 then drop[#drop + 1] = f end
+  end
 end
 if #drop > 0 then chunked('HDEL', nb .. ':blobs', drop, 1000) end
 if r[1] == '0' then

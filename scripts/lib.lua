@@ -78,6 +78,14 @@ local function blob_field(channel, version)
   return decimal(string.len(channel)) .. ':' .. channel .. version
 end
 
+-- An alias is the value ">" token under a version's plain blob field: a Put staged that version's value under
+-- the field version \0 token (docs/storage-format.md, "Aliases"). No stored value starts with ">".
+-- alias_target returns the field the alias value under field names, or nil for a value. O(1).
+local function alias_target(field, value)
+  if string.byte(value, 1) == 62 then return field .. '\0' .. string.sub(value, 2) end
+  return nil
+end
+
 -- The error every read returns for data that should exist and does not.
 local function dataloss(what)
   return redis.error_reply('DATALOSS ' .. what)

@@ -43,7 +43,8 @@
 --          exactly as sent (a staged Put), else 0.
 --          Errors, raised when nothing is written (staged fields deleted): "DATALOSS ..." when the thread's
 --          head is missing while its registry entry exists, or a live generation lacks a set or index, or
---          the namespace's values hash is gone while it has checkpoints; "REPARENT ..." when the id exists
+--          the namespace's values hash is gone while it has checkpoints, or an alias names a staged value
+--          that is gone while no reclaim of values runs (docs/storage-format.md, "Aliases"); "REPARENT ..." when the id exists
 --          with another parent; "BADARGS ..." when staged arguments break the order above, or a stage key
 --          holds nothing (client bugs).
 -- Work bound: O(n + |m| + e) for the write, plus at most 16 units of reclaim and one expired thread retired.
@@ -208,9 +209,11 @@ end
 -- The checkpoint's fields. A "c:" field's value names the blob field of its value: the version, or
 -- version \0 token for a value staged by a Put. A channel version the checkpoint names and does not write
 -- points where its parent's does when the parent names the same version; else to the value stored under
--- the plain version; one never stored gets the empty marker (the channel reads back absent, as
--- LangGraph's contract says). A values hash gone whole while the namespace has checkpoints was lost.
+-- the plain version, or to the staged value an alias there names; one never stored gets the empty marker
+-- (the channel reads back absent, as LangGraph's contract says). A values hash gone whole while the
+-- namespace has checkpoints was lost.
 -- A re-put writing a version its checkpoint already holds points to the value already stored.
+local redirected = {} -- staged fields a re-put dropped: the checkpoint points to values already stored
 if old[1] and staged and #ownc > 0 then
   local list, drop = {}, {}
   for j, c in ipairs(ownc) do list[j] = c[2] end
@@ -219,12 +222,15 @@ if old[1] and staged and #ownc > 0 then
     local v, h = fv(c[1] + 1), had[j]
     if h and h ~= v and names_version(h, string.match(v, '^([^%z]*)')) then
       drop[#drop + 1] = c[3]
+      redirected[c[3]] = true
       over[c[1] + 1] = h
     end
   end
   if #drop > 0 then chunked('HDEL', KEYS[#KEYS], drop, 1000) end
 end
-local unstored = {}
+-- unstored: plain fields of versions never stored, emptied: those holding an alias whose value went; both
+-- get the empty marker (the channel reads back absent).
+local unstored, emptied = {}, {}
 if #inherit > 0 and newgen then
   for _, i in ipairs(inherit) do unstored[#unstored + 1] = blob_field(string.sub(fv(i - 1), 3), fv(i)) end
 elseif #inherit > 0 then
@@ -273,9 +279,27 @@ elseif #inherit > 0 then
     return refuse(dataloss('checkpoint hash ' .. nb .. ':cp:' .. parent .. ' (the parent)'))
   end
   if #rest > 0 then
+    local blobs = nb .. ':blobs'
     for _, i in ipairs(rest) do
-      local f = blob_field(string.sub(fv(i - 1), 3), fv(i))
-      if redis.call('HEXISTS', nb .. ':blobs', f) == 0 then unstored[#unstored + 1] = f end
+      local v = string.match(fv(i), '^([^%z]*)')
+      local f = blob_field(string.sub(fv(i - 1), 3), v)
+      local size = redis.call('HSTRLEN', blobs, f)
+      if size == 0 then
+        if redis.call('HEXISTS', blobs, f) == 0 then unstored[#unstored + 1] = f end
+      elseif size <= 64 then -- maybe an alias (">" token, 14 bytes): read it
+        local target = alias_target(f, redis.call('HGET', blobs, f))
+        if target and redis.call('HEXISTS', blobs, target) == 1 then
+          over[i] = v .. string.sub(target, #f + 1)
+        elseif target and keeping then
+          -- The value it named went in the reclaim of unreferenced values running on the namespace (which
+          -- drops the alias too, once it reaches it): the version has no value left.
+          emptied[#emptied + 1] = f
+        elseif target then
+          -- No reclaim runs: a reclaim drops an alias with its value, so the value was lost.
+          return refuse(dataloss('value ' .. f .. ' staged by Put ' .. string.sub(target, #f + 2) .. ' in ' .. blobs ..
+            ' (its alias is there)'))
+        end
+      end
     end
     -- A values hash that holds nothing but what this call staged (the staged HSET made it anew) was lost
     -- whole, as one that does not exist: its versions must not read back absent.
@@ -316,6 +340,14 @@ elseif adopt then
   redis.call('DEL', KEYS[#KEYS])
 end
 for _, f in ipairs(unstored) do redis.call('HSETNX', nb .. ':blobs', f, '') end
+for _, f in ipairs(emptied) do redis.call('HSET', nb .. ':blobs', f, '') end
+-- Each value this call staged gets an alias under its plain field, unless that field holds a value (or the
+-- empty marker) already: a checkpoint naming the version without its parent naming it (LangGraph's fork
+-- puts a copy of a checkpoint beside it) then finds the value (docs/storage-format.md, "Aliases").
+local alias = '>' .. token
+for _, f in ipairs(stagedfields) do
+  if not redirected[f] then redis.call('HSETNX', nb .. ':blobs', string.sub(f, 1, #f - #token - 1), alias) end
+end
 if m > 0 and not staged then
   local blobs = {}
   for i = bat, bat + 2 * m - 1 do blobs[#blobs + 1] = ARGV[i] end

@@ -43,8 +43,9 @@
 // that the saver implements. RunEdge runs the group edge: the kit's own cases
 // (nil namespace and global listing, odd thread IDs and namespaces, write
 // overwrite rules and order, metadata and value round trips, filters on
-// numbers, nested maps and nil, error sentinels, NextVersion order and the
-// legacy pending-sends migration). Run runs all three.
+// numbers, nested maps and nil, a fork (a copy of a checkpoint put beside
+// it), error sentinels, NextVersion order and the legacy pending-sends
+// migration). Run runs all three.
 //
 // # What the kit expects of newSaver
 //

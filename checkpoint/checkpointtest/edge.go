@@ -30,6 +30,7 @@ var edgeCases = []testCase[checkpoint.Saver]{
 	base("list_limit_larger_than_results", listLimitLargerThanResults),
 	base("channel_value_types_roundtrip", channelValueTypesRoundtrip),
 	base("new_version_without_value_is_absent", newVersionWithoutValue),
+	base("fork_copy_beside_reads_its_values", forkCopyReadsValues),
 	base("versions_seen_empty_keys_roundtrip", versionsSeenEmptyKeys),
 	base("updated_channels_roundtrip", updatedChannelsRoundtrip),
 	base("ts_roundtrip", tsRoundtrip),

@@ -144,6 +144,29 @@ func newVersionWithoutValue(t *testing.T, s checkpoint.Saver) {
 	}
 }
 
+// Proves that a copy of a checkpoint X put beside it, as LangGraph's fork
+// (update_state as "__copy__") puts it (a new ID, X's channel versions, X's
+// parent as its parent, no new versions), reads X's values back: the
+// versions X wrote are named by the copy and not by its parent.
+func forkCopyReadsValues(t *testing.T, s checkpoint.Saver) {
+	tid := newUUID()
+	p := cp(map[string]any{"a": "a1", "b": "b1"}, versions("a", "1", "b", "1"), nil)
+	p.V = 4
+	pc := put(t, s, cfg(tid, ""), p, defaultMD(), versions("a", "1", "b", "1"))
+	x := cp(map[string]any{"a": "a2", "b": "b1"}, versions("a", "2", "b", "1"), nil)
+	x.V = 4
+	xc := put(t, s, childOf(pc), x, md("loop", 1), versions("a", "2"))
+	saved := mustTup(t, s, xc)
+	fork := saved.Checkpoint
+	fork.ID = checkpoint.NewID()
+	fc := put(t, s, *saved.ParentConfig, fork, md("fork", 2), nil)
+	tp := mustTup(t, s, fc)
+	wantValue(t, "the fork's channel values", tp.Checkpoint.ChannelValues, map[string]any{"a": "a2", "b": "b1"})
+	if tp.ParentConfig == nil || tp.ParentConfig.CheckpointID != pc.CheckpointID {
+		t.Fatalf("the fork's parent = %+v, want %s", tp.ParentConfig, pc.CheckpointID)
+	}
+}
+
 // Proves that VersionsSeen, including the "" node and "" channel keys JS
 // uses, round-trips exactly (contract §7.9).
 func versionsSeenEmptyKeys(t *testing.T, s checkpoint.Saver) {

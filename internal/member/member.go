@@ -28,6 +28,17 @@ func Blob(channel, version string) string {
 // Blob(channel, version+Staged(token)).
 func Staged(token string) string { return Sep + token }
 
+// Alias is what put.lua stores under the plain field Blob(channel, version)
+// of a value it staged under Blob(channel, version+Staged(token)), unless
+// that field holds something already: ">" and the token. A Put naming the
+// version without its parent naming it (LangGraph's fork) finds the value
+// through it. No stored value starts with ">"; no "c:" field points to an
+// alias.
+func Alias(token string) string { return ">" + token }
+
+// IsAlias reports whether a values-hash value is an Alias.
+func IsAlias(value string) bool { return strings.HasPrefix(value, ">") }
+
 // BlobOf reports whether field holds the value of channel at version:
 // Blob(channel, version), plain or staged by a Put.
 func BlobOf(field, channel, version string) bool {
