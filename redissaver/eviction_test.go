@@ -12,6 +12,7 @@ import (
 
 	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/graphstate/redcheck/internal/redistest"
+	"github.com/graphstate/redcheck/keys"
 	"github.com/graphstate/redcheck/redissaver"
 	"github.com/redis/go-redis/v9"
 )
@@ -471,4 +472,114 @@ func TestPutOverLostParent(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestShardIndexLost: a listing of every thread reads each shard's index of
+// every checkpoint. That index gone while the shard's registry lists a
+// thread was lost (every registered thread has a checkpoint), and the
+// listing is ErrDataLoss, not the other shards' checkpoints alone; so is a
+// shard whose registry lost its marker with the index. A shard whose last
+// thread was deleted, or whose last checkpoint a DeleteForRuns took, lists
+// nothing and is no error.
+func TestShardIndexLost(t *testing.T) {
+	listAll := func(s *redissaver.Saver) (int, error) {
+		n := 0
+		for _, err := range s.List(context.Background(), checkpoint.ListQuery{}) {
+			if err != nil {
+				return n, err
+			}
+			n++
+		}
+		return n, nil
+	}
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			rdb := b.client(t)
+			s := newSaver(t, rdb, redissaver.Options{Shards: 4})
+			ctx := context.Background()
+			l := s.Layout()
+			put := func(th, run string) {
+				t.Helper()
+				_, err := s.Put(ctx, checkpoint.Config{ThreadID: th}, checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID()},
+					checkpoint.Metadata{"run_id": run}, nil)
+				must(t, err)
+			}
+			// Threads in three shards: "victim" alone in its shard, "gone" and
+			// "runs" each alone in another.
+			victim, gone, runs := threadsIn(l, 0, 1)[0], threadsIn(l, 1, 1)[0], threadsIn(l, 2, 1)[0]
+			put(victim, "keep")
+			put(gone, "keep")
+			put(runs, "doomed")
+			must(t, s.DeleteThread(ctx, gone))
+			must(t, s.DeleteForRuns(ctx, []string{"doomed"}))
+			if n, err := listAll(s); n != 1 || err != nil {
+				t.Fatalf("List of every thread: %d checkpoints, %v; want 1", n, err)
+			}
+			must(t, rdb.Del(ctx, l.All(0)).Err())
+			if _, err := listAll(s); !errors.Is(err, checkpoint.ErrDataLoss) {
+				t.Errorf("List of every thread without shard 0's index: %v, want ErrDataLoss", err)
+			}
+			must(t, rdb.Del(ctx, l.Threads(0)).Err())
+			if _, err := listAll(s); !errors.Is(err, checkpoint.ErrDataLoss) {
+				t.Errorf("List of every thread without shard 0's index and registry: %v, want ErrDataLoss", err)
+			}
+		})
+	}
+}
+
+// TestWriteOverLostShardIndex: a Put or a CopyThread into a shard whose index
+// of every checkpoint is gone while its registry lists a thread would make
+// it anew, holding its own checkpoint alone, and a listing of every thread
+// would then answer without the others with a nil error. Both refuse with
+// ErrDataLoss and write nothing (but the copy's staging generation, queued
+// for reclaim when the copy begins).
+func TestWriteOverLostShardIndex(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			rdb := b.client(t)
+			s := newSaver(t, rdb, redissaver.Options{Shards: 2})
+			ctx := context.Background()
+			l := s.Layout()
+			same := threadsIn(l, 0, 3)
+			live, fresh, src := same[0], same[1], same[2]
+			var lastLive checkpoint.Config
+			for _, th := range []string{live, src} {
+				var err error
+				lastLive, err = s.Put(ctx, checkpoint.Config{ThreadID: th}, checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID()}, nil, nil)
+				must(t, err)
+			}
+			must(t, rdb.Del(ctx, l.All(0)).Err())
+			before := rawState(t, rdb, l.Prefix())
+			for name, put := range map[string]func() error{
+				"Put to a live thread": func() error {
+					_, err := s.Put(ctx, lastLive, checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID()}, nil, nil)
+					return err
+				},
+				"Put to a new thread": func() error {
+					_, err := s.Put(ctx, checkpoint.Config{ThreadID: fresh}, checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID()}, nil, nil)
+					return err
+				},
+				"CopyThread": func() error { return s.CopyThread(ctx, src, fresh) },
+			} {
+				if err := put(); !errors.Is(err, checkpoint.ErrDataLoss) {
+					t.Errorf("%s: %v, want ErrDataLoss", name, err)
+				}
+			}
+			after := slices.DeleteFunc(rawState(t, rdb, l.Prefix()), func(k string) bool { return strings.Contains(k, "}:gc ") })
+			if !slices.Equal(after, before) {
+				t.Errorf("the refused writes wrote:\nbefore %q\nafter  %q", before, after)
+			}
+		})
+	}
+}
+
+// threadsIn returns n thread IDs of shard (t0, t1, ... in order).
+func threadsIn(l keys.Layout, shard, n int) []string {
+	var out []string
+	for i := 0; len(out) < n; i++ {
+		if th := fmt.Sprint("t", i); l.Shard(th) == shard {
+			out = append(out, th)
+		}
+	}
+	return out
 }

@@ -18,7 +18,8 @@
 --            the target's shard); blobs: field/value pairs; commit: the number of checkpoints copied,
 --            then the event spec (stream maxlen, feed maxlen, e, then e event field/value pairs)
 -- Returns: 1. Errors, before anything is written: "EXISTS ..." (begin, commit) when the target thread
---          has checkpoints; "DATALOSS ..." when its head or registry entry is missing.
+--          has checkpoints; "DATALOSS ..." when its head or registry entry is missing, or (cps) the
+--          shard's index of every checkpoint is gone while the shard's registry lists a thread.
 -- Work bound: O(size of the page given).
 local sb, enct, gen, phase = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local now = now_ms()
@@ -55,6 +56,11 @@ if phase == 'begin' or phase == 'commit' then
 end
 -- cps and blobs: still a staging generation the queue knows
 if not redis.call('ZSCORE', KEYS[4], entry) then return redis.error_reply('NOTFOUND staging generation was reclaimed') end
+if phase == 'cps' then
+  -- A shard index lost while the shard has threads would be rebuilt short by this page.
+  local lost = check_shard_index(sb, enct, false)
+  if lost then return lost end
+end
 redis.call('ZADD', KEYS[4], now + grace, entry)
 local encns = ARGV[6]
 local gb = sb .. 't:' .. enct .. ':g:' .. gen

@@ -167,6 +167,23 @@ local function check_gen(gb, encns)
   return nil
 end
 
+-- Checks the shard's index of every checkpoint (sb .. 'all'), which no reader can tell lost from empty by
+-- itself: every thread the shard's registry lists has a checkpoint, so an entry in it (a thread left
+-- without checkpoints leaves the registry). Gone while the registry lists a thread other than enct (nil:
+-- none to leave out), or while enct is live (live: the caller found it so), it was lost. exists: whether
+-- the caller already found it there (nil: not asked). Returns an error reply (DATALOSS) or nil. O(1), and
+-- O(log threads) when it is gone.
+local function check_shard_index(sb, enct, live, exists)
+  if exists == nil then exists = redis.call('EXISTS', sb .. 'all') == 1 end
+  if exists then return nil end
+  if live then return dataloss('shard index ' .. sb .. 'all') end
+  local registry = sb .. 'threads'
+  local others = redis.call('ZCARD', registry) - 1 -- the marker member ""
+  if enct and redis.call('ZSCORE', registry, enct) then others = others - 1 end
+  if others > 0 then return dataloss('shard index ' .. sb .. 'all') end
+  return nil
+end
+
 -- Moves a thread's lease to now + ttl (ttl 0: no expiry) on its head and in the
 -- registry. O(log threads).
 local function touch(sb, enct, ttl, now)

@@ -25,7 +25,8 @@
 --          A thread that is gone, expired, or whose generation changed since the previous page ends the
 --          walk. Shard entries of generations no longer current (deleted or expired threads awaiting
 --          reclaim) are skipped. "DATALOSS <what>" when an entry's checkpoint hash, a value, a thread head
---          or an index is missing.
+--          or an index is missing (mode shard: the shard's index while its registry lists a thread, or
+--          the registry's marker).
 -- Work bound: at most ARGV[9] index entries, each O(log n + filter pairs), plus the page's checkpoints; a
 --          page of whole checkpoints also ends once their values and hashes (pending writes, and the parent's
 --          writes a legacy checkpoint carries) hold 4 MiB
@@ -213,6 +214,13 @@ if ttl > 0 and #out > 2 then
   else
     for enct in pairs(renew) do touch(sb, enct, ttl, now) end
   end
+end
+-- A shard index gone while the shard's registry lists a thread was lost (lost data, not an empty shard);
+-- so was a registry without its marker.
+if mode == 'shard' and not more and redis.call('EXISTS', index) == 0 then
+  if redis.call('ZCARD', sb .. 'threads') == 0 then return dataloss('thread registry ' .. sb .. 'threads') end
+  local lost = check_shard_index(sb, nil, false, false)
+  if lost then return lost end
 end
 -- Every entry examined: nothing lies beyond.
 if not more then last = '' end

@@ -43,10 +43,11 @@
 --          exactly as sent (a staged Put), else 0.
 --          Errors, raised when nothing is written (staged fields deleted): "DATALOSS ..." when the thread's
 --          head is missing while its registry entry exists, or a live generation lacks a set or index, or
---          the namespace's values hash is gone while it has checkpoints, or an alias names a staged value
---          that is gone while no reclaim of values runs (docs/storage-format.md, "Aliases"); "REPARENT ..." when the id exists
---          with another parent; "BADARGS ..." when staged arguments break the order above, or a stage key
---          holds nothing (client bugs).
+--          the shard's index of every checkpoint is gone while the shard has threads, or the namespace's
+--          values hash is gone while it has checkpoints, or an alias names a staged value that is gone
+--          while no reclaim of values runs (docs/storage-format.md, "Aliases"); "REPARENT ..." when the id
+--          exists with another parent; "BADARGS ..." when staged arguments break the order above, or a
+--          stage key holds nothing (client bugs).
 -- Work bound: O(n + |m| + e) for the write, plus at most 16 units of reclaim and one expired thread retired.
 local sb, enct, encns, id, parent, token = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[7]
 local ttl = tonumber(ARGV[8])
@@ -167,16 +168,24 @@ if stagekey and redis.call('EXISTS', KEYS[#KEYS]) == 0 then
   return redis.error_reply('BADARGS stage key ' .. KEYS[#KEYS] .. ' holds no staged values')
 end
 
--- Checks, before the first write. A live generation missing an index or its namespace set would be
--- rebuilt short by this write and then read as complete: it is lost data instead. The keep set of a
--- running reclaim of values is counted four times in the same call: exists = count // 4.
+-- Checks, before the first write. A live generation missing an index or its namespace set, or a shard
+-- index of every checkpoint gone while the shard has threads, would be rebuilt short by this write and then
+-- read as complete: it is lost data instead. One EXISTS counts the shard index four times and the keep set
+-- of a running reclaim of values eight times: keep exists = count // 8, the shard index = count % 8 // 4.
 local old, keeping, listed = {false, false, false, false}, false, false
-if not newgen then
-  local keep = nb .. ':keep'
-  local count = redis.call('EXISTS', gb .. ':ns', nb .. ':idx', gb .. ':idx', keep, keep, keep, keep)
-  keeping = count >= 4
-  listed = count % 4 == 3 -- the namespace has an index, so the set names it
-  if count % 4 < 3 then
+if newgen then
+  local lost = check_shard_index(sb, enct, false)
+  if lost then return refuse(lost) end
+else
+  local keep, all = nb .. ':keep', KEYS[3]
+  local count = redis.call('EXISTS', gb .. ':ns', nb .. ':idx', gb .. ':idx', all, all, all, all,
+    keep, keep, keep, keep, keep, keep, keep, keep)
+  keeping = count >= 8
+  count = count % 8
+  if count < 4 then return refuse(check_shard_index(sb, enct, true, false)) end
+  count = count % 4
+  listed = count == 3 -- the namespace has an index, so the set names it
+  if count < 3 then
     local lost = check_gen(gb, encns)
     if lost then return refuse(lost) end
     if redis.call('EXISTS', gb .. ':idx') == 0 then return refuse(dataloss('thread index ' .. gb .. ':idx')) end
