@@ -46,8 +46,8 @@ func safetyThread(t *testing.T, s *redissaver.Saver, th string) checkpoint.Confi
 	return last
 }
 
-// TestEveryKeyLost deletes each key of a thread in turn, as an eviction
-// would, and reads the thread every way: each read either answers exactly
+// TestEveryKeyLost deletes each key of a thread, and of its shard's
+// indexes, in turn, as an eviction would, and reads the thread every way: each read either answers exactly
 // what it answered before, or fails with checkpoint.ErrDataLoss. None
 // answers partial, older or empty state with a nil error.
 // Real Redis only: miniredis has no DUMP and RESTORE.
@@ -66,7 +66,14 @@ func TestEveryKeyLost(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ks = append(ks, s.Layout().Threads(s.Layout().Shard("victim")))
+			// The shard's keys: its registry, its index of every checkpoint
+			// (which only a listing of every thread reads) and its run indexes.
+			shard := s.Layout().ShardBase(s.Layout().Shard("victim"))
+			runs, err := rdb.Keys(ctx, shard+"run:*").Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			ks = append(append(ks, shard+"threads", shard+"all"), runs...)
 			n := 0
 			for _, k := range ks {
 				if strings.HasSuffix(k, ":events") {
