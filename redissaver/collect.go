@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/graphstate/redcheck/internal/scriptrun"
+	"github.com/graphstate/redcheck/keys"
 )
 
 // collectBudget is the number of checkpoints one mark step, or of values
@@ -23,17 +24,18 @@ func (s *Saver) collectValues(ctx context.Context, op string, refs []nsRef) erro
 	type job struct {
 		nsRef
 		phase, cursor string
+		token         string // marks the keep set as this job's
 	}
 	jobs := make([]job, len(refs))
 	for i, r := range refs {
-		jobs[i] = job{nsRef: r, phase: "mark"}
+		jobs[i] = job{nsRef: r, phase: "mark", token: keys.NewGen()}
 	}
 	for len(jobs) > 0 {
 		calls := make([]scriptCall, len(jobs))
 		for i, j := range jobs {
 			calls[i] = scriptCall{
 				keys: []string{s.layout.ShardBase(j.shard) + "t:" + j.enct},
-				args: []any{s.layout.ShardBase(j.shard), j.enct, j.gen, j.encns, j.phase, j.cursor, collectBudget},
+				args: []any{s.layout.ShardBase(j.shard), j.enct, j.gen, j.encns, j.phase, j.cursor, collectBudget, j.token},
 			}
 		}
 		cmds, err := s.runPipelined(ctx, scriptrun.BlobGC, calls)

@@ -1,10 +1,13 @@
 -- blob_gc.lua: one bounded step of removing the values no checkpoint of a namespace points to any more
 -- (after DeleteForRuns or Prune deleted checkpoints). Mark, then sweep:
 --   mark:  walks the namespace index from the cursor, adding the blob fields each checkpoint points to to
---          the namespace's keep set (created with the marker member "" on the first step; while it exists,
---          every Put to the namespace adds the fields it points to as well);
+--          the namespace's keep set (created anew on the first step, with the member \0 job token that marks
+--          it as this job's; while it exists, every Put to the namespace adds the fields it points to as well);
 --   sweep: scans the values hash from the cursor (HSCAN) and deletes the fields the keep set lacks (an
 --          alias, unless the keep set holds the field it names); when the scan ends, the keep set goes.
+--   A step whose keep set is no longer this job's (another job started on the namespace and made it anew,
+--   dropping the marks this one had made, or it was lost) ends the job and deletes nothing: sweeping with
+--   marks lost would delete values that checkpoints point to. The other job reclaims.
 -- KEYS[1] thread head hash
 -- ARGV[1] shard base "P:{N}:"
 -- ARGV[2] encoded thread
@@ -13,9 +16,10 @@
 -- ARGV[5] phase: "mark" or "sweep"
 -- ARGV[6] cursor: mark: "" to start, else the last id marked; sweep: "0" to start, else the HSCAN cursor
 -- ARGV[7] budget: checkpoints to mark, or fields to scan, at most
+-- ARGV[8] the job's token: 1 to 16 characters of [a-z2-7] (keys.NewGen), one per job
 -- Returns: {phase to run next ("mark", "sweep" or "" when done), its cursor, values deleted by this step}.
 --          Done at once when the thread's generation is no longer ARGV[3] (deleted or replaced: the
---          reclaim of the old generation takes everything).
+--          reclaim of the old generation takes everything), or when the keep set is not this job's.
 -- Work bound: O(ARGV[7]) commands (a checkpoint's fields when marking); a sweep reads about 2 MiB of values
 --          at most (hscan_bounded), plus one HSCAN's.
 local sb, enct, gen, encns, phase, cursor = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
@@ -23,10 +27,13 @@ local budget = tonumber(ARGV[7])
 if redis.call('HGET', KEYS[1], 'g') ~= gen then return {'', '', 0} end
 local nb = sb .. 't:' .. enct .. ':g:' .. gen .. ':n:' .. encns
 local keep = nb .. ':keep'
+local owner = '\0' .. ARGV[8] -- no blob field starts with the byte 0
 if phase == 'mark' then
   if cursor == '' then
     redis.call('DEL', keep)
-    redis.call('SADD', keep, '')
+    redis.call('SADD', keep, owner)
+  elseif redis.call('SISMEMBER', keep, owner) == 0 then
+    return {'', '', 0}
   end
   local min = '-'
   if cursor ~= '' then min = '(' .. cursor end
@@ -42,7 +49,7 @@ if phase == 'mark' then
   if #ids < budget then return {'sweep', '0', 0} end
   return {'mark', ids[#ids], 0}
 end
-if redis.call('EXISTS', keep) == 0 then return {'', '', 0} end -- a job that ended (or another one's sweep)
+if redis.call('SISMEMBER', keep, owner) == 0 then return {'', '', 0} end
 local r = hscan_bounded(nb .. ':blobs', cursor, budget)
 local drop = {}
 for i = 1, #r[2], 2 do

@@ -72,13 +72,16 @@ export async function deleteForRuns(o: Ops, runIds: string[]): Promise<void> {
   await collectValues(o, "delete for runs", refs);
 }
 
-/** collectValues runs blob_gc.lua's mark and sweep steps on each namespace, one step of each per round trip. */
+/**
+ * collectValues runs blob_gc.lua's mark and sweep steps on each namespace, one step of each per round trip.
+ * Each job's token marks the keep set as its own: a job whose keep set another one made anew stops.
+ */
 async function collectValues(o: Ops, op: string, refs: NsRef[]): Promise<void> {
-  let jobs = refs.map((r) => ({ ...r, phase: "mark" as string, cursor: "" as Arg }));
+  let jobs = refs.map((r) => ({ ...r, phase: "mark" as string, cursor: "" as Arg, token: newGen() }));
   while (jobs.length > 0) {
     const replies = await Promise.all(jobs.map((j) =>
       o.conn.run(scripts.blobGC, [o.layout.shardBase(j.shard) + "t:" + str(j.enct)],
-        [o.layout.shardBase(j.shard), j.enct, j.gen, j.encns, j.phase, j.cursor, String(COLLECT_BUDGET)])
+        [o.layout.shardBase(j.shard), j.enct, j.gen, j.encns, j.phase, j.cursor, String(COLLECT_BUDGET), j.token])
         .catch((e) => { throw scriptError(`${op}: collect values`, e); })));
     const next: typeof jobs = [];
     replies.forEach((res, i) => {
