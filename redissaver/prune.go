@@ -64,6 +64,9 @@ type pruner struct {
 	th   string
 	call scriptCall // keys and the shard base and thread arguments
 	gen  string
+	// token marks the keep sets this job plans as its own: another prune of
+	// a namespace that starts its plan anew ends this one's work there.
+	token string
 }
 
 // step runs one step; gone reports a thread deleted, expired or replaced
@@ -91,7 +94,8 @@ func (p *pruner) step(ctx context.Context, phase string, args ...any) (items []a
 
 func (s *Saver) pruneKeepLatest(ctx context.Context, th string) error {
 	c := s.threadCall(th)
-	p := &pruner{s: s, th: th, call: scriptCall{keys: []string{c.keys[0], c.keys[1], c.keys[3], c.keys[4]}, args: c.args}}
+	p := &pruner{s: s, th: th, call: scriptCall{keys: []string{c.keys[0], c.keys[1], c.keys[3], c.keys[4]}, args: c.args},
+		token: keys.NewGen()}
 	var namespaces []string
 	for cursor := "0"; ; {
 		res, gone, err := p.step(ctx, "namespaces", cursor, "", pruneBudget, "")
@@ -118,7 +122,7 @@ func (s *Saver) pruneKeepLatest(ctx context.Context, th string) error {
 		var latest string
 		var open []any
 		for cursor := ""; ; {
-			args := append([]any{encns, cursor, pruneBudget, latest}, open...)
+			args := append([]any{encns, cursor, pruneBudget, latest, p.token}, open...)
 			res, gone, err := p.step(ctx, "plan", args...)
 			if err != nil || gone {
 				return err
@@ -136,11 +140,11 @@ func (s *Saver) pruneKeepLatest(ctx context.Context, th string) error {
 			}
 		}
 		if latest == "" {
-			continue // a namespace emptied meanwhile
+			continue // a namespace emptied meanwhile, or another prune planned it anew
 		}
 		// Drop what is not kept.
 		for cursor := ""; ; {
-			res, gone, err := p.step(ctx, "drop", encns, cursor, pruneBudget, latest)
+			res, gone, err := p.step(ctx, "drop", encns, cursor, pruneBudget, latest, p.token)
 			if err != nil || gone {
 				return err
 			}
@@ -161,7 +165,7 @@ func (s *Saver) pruneKeepLatest(ctx context.Context, th string) error {
 	if err := s.collectValues(ctx, "prune", refs); err != nil {
 		return err
 	}
-	args := []any{deleted, "", pruneBudget, ""}
+	args := []any{deleted, "", pruneBudget, "", p.token}
 	args = append(args, s.eventSpec(evType, "pruned", evThread, keys.Encode(th), evStrategy, string(checkpoint.PruneKeepLatest))...)
 	for _, ns := range namespaces {
 		args = append(args, ns)

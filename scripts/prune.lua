@@ -10,6 +10,11 @@
 --   drop:       deletes, in id order from the cursor up to L, the checkpoints not in the keep set (a
 --               checkpoint put after the plan has a greater id than L and stays);
 --   finish:     removes the keep sets of the namespaces given and announces the pruning.
+-- A keep set holds the member \0 job token of the job that planned it (ARGV[9]). A plan or drop step whose
+-- keep set no longer holds it (another prune of the namespace started its plan anew, dropping what this
+-- one kept, or the set was lost) ends this job's work on the namespace and deletes nothing: dropping with
+-- the other job's partial keep set would delete checkpoints one of them keeps (its newest, or the ancestors
+-- a delta channel needs). The other job prunes. finish removes only the keep sets that hold its token.
 -- KEYS[1] thread head hash
 -- KEYS[2] thread registry zset of the shard
 -- KEYS[3] event stream of the thread
@@ -23,11 +28,13 @@
 -- ARGV[6] plan: the ancestor to continue from ("" to start); drop: the last id examined ("" to start)
 -- ARGV[7] budget: namespaces, ancestors or index entries per step
 -- ARGV[8] plan: the newest checkpoint L ("" on the first step); drop: L
--- ARGV[9 ..] plan: the channels still open; finish: event spec (stream maxlen, feed maxlen, e, e pairs),
+-- ARGV[9] plan, drop and finish: the job's token: 1 to 16 characters of [a-z2-7] (keys.NewGen), one per job
+-- ARGV[10 ..] plan: the channels still open; finish: event spec (stream maxlen, feed maxlen, e, e pairs),
 --         then the encoded namespaces whose keep sets go
 -- Returns: {generation, then by phase: namespaces: next SSCAN cursor ("0" at the end), namespace, ...;
---          plan: next cursor ("" when done), L, channels still open...; drop: next cursor ("" when done),
---          checkpoints deleted; finish: nothing}. {""} when the thread is gone, expired or was replaced since
+--          plan: next cursor ("" when done), L ("" when the namespace is empty, or the keep set is not this
+--          job's), channels still open...; drop: next cursor ("" when done), checkpoints deleted; finish:
+--          nothing}. {""} when the thread is gone, expired or was replaced since
 --          the first step. "DATALOSS <what>" for a lost head, namespace index or checkpoint hash.
 -- Work bound: at most ARGV[7] namespaces, ancestors (each O(its fields)) or index entries (each O(log n)).
 local sb, enct, phase = ARGV[1], ARGV[2], ARGV[4]
@@ -45,9 +52,13 @@ if phase == 'namespaces' then
   return out
 end
 
+local owner = '\0' .. ARGV[9] -- no checkpoint id holds the byte 0
 if phase == 'finish' then
-  local maxlen, feedmaxlen, event, at = event_spec(9)
-  for i = at, #ARGV do redis.call('UNLINK', gb .. ':n:' .. ARGV[i] .. ':pkeep') end
+  local maxlen, feedmaxlen, event, at = event_spec(10)
+  for i = at, #ARGV do
+    local pkeep = gb .. ':n:' .. ARGV[i] .. ':pkeep'
+    if redis.call('SISMEMBER', pkeep, owner) == 1 then redis.call('UNLINK', pkeep) end
+  end
   if tonumber(ARGV[5]) > 0 and maxlen ~= '0' then
     event[#event + 1] = 'n'
     event[#event + 1] = ARGV[5]
@@ -61,6 +72,7 @@ local nb = gb .. ':n:' .. encns
 local pkeep = nb .. ':pkeep'
 
 if phase == 'drop' then
+  if redis.call('SISMEMBER', pkeep, owner) == 0 then return {gen, '', 0} end
   local latest = ARGV[8]
   local min = '-'
   if ARGV[6] ~= '' then min = '(' .. ARGV[6] end
@@ -83,7 +95,7 @@ if ARGV[6] == '' then
   if #top == 0 then return {gen, '', ''} end
   latest = top[1]
   redis.call('DEL', pkeep)
-  redis.call('SADD', pkeep, latest)
+  redis.call('SADD', pkeep, owner, latest)
   local flat = redis.call('HGETALL', nb .. ':cp:' .. latest)
   if #flat == 0 then return dataloss('checkpoint hash ' .. nb .. ':cp:' .. latest) end
   for i = 1, #flat, 2 do
@@ -101,8 +113,9 @@ if ARGV[6] == '' then
     end
   end
 else
+  if redis.call('SISMEMBER', pkeep, owner) == 0 then return {gen, '', ''} end
   cur = ARGV[6]
-  for i = 9, #ARGV do
+  for i = 10, #ARGV do
     open[ARGV[i]] = true
     nopen = nopen + 1
   end

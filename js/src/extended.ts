@@ -115,6 +115,9 @@ async function pruneKeepLatest(o: Ops, th: string): Promise<void> {
   const shard = o.layout.shard(th);
   const keys = [o.layout.head(th), o.layout.threads(shard), o.layout.events(th), o.layout.feed(shard)];
   let gen: Arg = "";
+  // Marks the keep sets this job plans as its own: another prune of a namespace that starts its plan anew
+  // ends this one's work there (prune.lua).
+  const token = newGen();
   const step = async (phase: string, ...args: Arg[]): Promise<Reply[] | undefined> => {
     let res: Reply;
     try {
@@ -142,7 +145,7 @@ async function pruneKeepLatest(o: Ops, th: string): Promise<void> {
     let latest: Arg = "";
     let open: Arg[] = [];
     for (let cursor: Arg = ""; ;) {
-      const r = await step("plan", encns, cursor, String(PRUNE_BUDGET), latest, ...open);
+      const r = await step("plan", encns, cursor, String(PRUNE_BUDGET), latest, token, ...open);
       if (!r) return;
       if (r.length < 2) throw new CorruptError("prune plan reply");
       cursor = buf(r[0]);
@@ -150,9 +153,9 @@ async function pruneKeepLatest(o: Ops, th: string): Promise<void> {
       open = r.slice(2).map(buf);
       if (cursor.length === 0) break;
     }
-    if (buf(latest).length === 0) continue; // a namespace emptied meanwhile
+    if (buf(latest).length === 0) continue; // a namespace emptied meanwhile, or another prune planned it anew
     for (let cursor: Arg = ""; ;) {
-      const r = await step("drop", encns, cursor, String(PRUNE_BUDGET), latest);
+      const r = await step("drop", encns, cursor, String(PRUNE_BUDGET), latest, token);
       if (!r) return;
       if (r.length !== 2) throw new CorruptError("prune drop reply");
       deleted += num(r[1]);
@@ -162,7 +165,7 @@ async function pruneKeepLatest(o: Ops, th: string): Promise<void> {
     refs.push({ shard, enct: encode(th), gen, encns });
   }
   await collectValues(o, "prune", refs);
-  await step("finish", String(deleted), "", String(PRUNE_BUDGET), "",
+  await step("finish", String(deleted), "", String(PRUNE_BUDGET), "", token,
     ...o.eventSpec(["t", "pruned", "th", encode(th), "strategy", "keep_latest"]), ...namespaces);
 }
 

@@ -1,0 +1,183 @@
+package redissaver
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/internal/redistest"
+	"github.com/graphstate/redcheck/internal/scriptrun"
+	"github.com/graphstate/redcheck/keys"
+	"github.com/redis/go-redis/v9"
+)
+
+// overlapBackends are the tiers the overlap tests run on.
+var overlapBackends = map[string]func(*testing.T) redis.UniversalClient{
+	"miniredis": func(t *testing.T) redis.UniversalClient {
+		_, c := redistest.Mini(t)
+		return c
+	},
+	"redis": func(t *testing.T) redis.UniversalClient { return redistest.Real(t) },
+}
+
+// TestCollectValuesOverlapping: two reclaims of unreferenced values on one
+// namespace at once (two Prunes or DeleteForRuns of one thread from two
+// processes). The second to start empties the keep set the first had
+// marked; the first must not then sweep with the marks it lost, which
+// deleted values live checkpoints point to. A reclaim whose keep set went
+// (another started, or it was lost) stops without deleting anything; the
+// other reclaims.
+func TestCollectValuesOverlapping(t *testing.T) {
+	for name, client := range overlapBackends {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			s, err := New(ctx, client(t), Options{Prefix: redistest.Prefix(t), AcceptEviction: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := checkpoint.Config{ThreadID: "gc"}
+			var ids []string
+			for i := range 100 {
+				v := fmt.Sprint(i + 1)
+				cp := checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(), ChannelValues: map[string]any{"a": v},
+					ChannelVersions: map[string]string{"a": v}}
+				if cfg, err = s.Put(ctx, cfg, cp, nil, map[string]string{"a": v}); err != nil {
+					t.Fatal(err)
+				}
+				ids = append(ids, cfg.CheckpointID)
+			}
+			gen, err := s.rdb.HGet(ctx, s.layout.Head("gc"), keys.HeadGeneration).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			enct := keys.Encode("gc")
+			shard := s.layout.Shard("gc")
+			// step runs one step of a job; it returns the job's next phase and cursor.
+			step := func(job, phase, cursor string) (string, string) {
+				t.Helper()
+				cmds, err := s.runPipelined(ctx, scriptrun.BlobGC, []scriptCall{{
+					keys: []string{s.layout.ShardBase(shard) + "t:" + enct},
+					args: []any{s.layout.ShardBase(shard), enct, gen, "", phase, cursor, 10, job},
+				}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := cmds[0].Slice()
+				if err != nil {
+					t.Fatal(err)
+				}
+				return res[0].(string), res[1].(string)
+			}
+			// Job a marks half the index, job b starts, a goes on to the end of
+			// its sweep, then b.
+			a, b := keys.NewGen(), keys.NewGen()
+			pa, ca := "mark", ""
+			for range 5 {
+				pa, ca = step(a, pa, ca)
+			}
+			pb, cb := step(b, "mark", "")
+			for pa != "" {
+				pa, ca = step(a, pa, ca)
+			}
+			for pb != "" {
+				pb, cb = step(b, pb, cb)
+			}
+			for i, id := range ids {
+				if _, err := s.GetTuple(ctx, checkpoint.Config{ThreadID: "gc", CheckpointID: id}); err != nil {
+					t.Fatalf("checkpoint %d after two overlapping reclaims: %v", i, err)
+				}
+			}
+			if n, err := s.rdb.Exists(ctx, s.layout.NamespaceBase("gc", gen, "")+":keep").Result(); err != nil || n != 0 {
+				t.Errorf("keep set left: %d, %v", n, err)
+			}
+		})
+	}
+}
+
+// TestPruneOverlapping: two PruneKeepLatest of one thread at once. Job b
+// plans its keep set; job a plans the namespace anew (its keep set replaces
+// b's), drops what it does not keep and finishes, removing its keep set;
+// then b drops. b must not drop with a keep set that is not its own (here
+// none: it would delete every checkpoint, the newest included); a step that
+// finds its token gone ends b's work on the namespace. The newest
+// checkpoint and the ancestors its delta channel needs stay.
+func TestPruneOverlapping(t *testing.T) {
+	for name, client := range overlapBackends {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			s, err := New(ctx, client(t), Options{Prefix: redistest.Prefix(t), AcceptEviction: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// 100 checkpoints; "log" a delta channel whose seed is at step 90.
+			cfg := checkpoint.Config{ThreadID: "pr"}
+			var ids []string
+			for i := range 100 {
+				v := fmt.Sprint(i + 1)
+				cp := checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(), ChannelValues: map[string]any{},
+					ChannelVersions: map[string]string{"log": v}}
+				if i == 90 {
+					cp.ChannelValues["log"] = checkpoint.DeltaSnapshot{Value: []any{"seed"}}
+				}
+				if cfg, err = s.Put(ctx, cfg, cp, nil, map[string]string{"log": v}); err != nil {
+					t.Fatal(err)
+				}
+				if err := s.PutWrites(ctx, cfg, []checkpoint.Write{{Channel: "log", Value: i}}, "task", ""); err != nil {
+					t.Fatal(err)
+				}
+				ids = append(ids, cfg.CheckpointID)
+			}
+			c := s.threadCall("pr")
+			job := func() *pruner {
+				return &pruner{s: s, th: "pr", call: scriptCall{keys: []string{c.keys[0], c.keys[1], c.keys[3], c.keys[4]}, args: c.args},
+					token: keys.NewGen()}
+			}
+			plan := func(p *pruner) string {
+				t.Helper()
+				var latest string
+				var open []any
+				for cursor := ""; ; {
+					res, _, err := p.step(ctx, "plan", append([]any{"", cursor, 4, latest, p.token}, open...)...)
+					if err != nil {
+						t.Fatal(err)
+					}
+					cursor, latest, open = res[0].(string), res[1].(string), res[2:]
+					if cursor == "" {
+						return latest
+					}
+				}
+			}
+			drop := func(p *pruner, latest string) {
+				t.Helper()
+				for cursor := ""; ; {
+					res, _, err := p.step(ctx, "drop", "", cursor, 16, latest, p.token)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if cursor = res[0].(string); cursor == "" {
+						return
+					}
+				}
+			}
+			a, b := job(), job()
+			lb := plan(b)
+			la := plan(a)
+			drop(a, la)
+			if _, _, err := a.step(ctx, "finish", 0, "", 16, "", a.token, "0", "0", "0", ""); err != nil {
+				t.Fatal(err)
+			}
+			drop(b, lb)
+			for i, id := range ids {
+				_, err := s.GetTuple(ctx, checkpoint.Config{ThreadID: "pr", CheckpointID: id})
+				if kept := i >= 90; kept != (err == nil) {
+					t.Errorf("checkpoint %d: %v, want it kept: %v", i, err, kept)
+				}
+			}
+			h, err := s.DeltaChannelHistory(ctx, cfg, []string{"log"})
+			if err != nil || !h["log"].HasSeed || len(h["log"].Writes) != 9 {
+				t.Errorf("delta history after two overlapping prunes: %+v, %v; want the seed and 9 writes", h["log"], err)
+			}
+		})
+	}
+}
