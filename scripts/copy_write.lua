@@ -58,7 +58,7 @@ end
 if not redis.call('ZSCORE', KEYS[4], entry) then return redis.error_reply('NOTFOUND staging generation was reclaimed') end
 if phase == 'cps' then
   -- A shard index lost while the shard has threads would be rebuilt short by this page.
-  local lost = check_shard_index(sb, enct, false)
+  local lost = check_shard_index(sb, enct)
   if lost then return lost end
 end
 redis.call('ZADD', KEYS[4], now + grace, entry)

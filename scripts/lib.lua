@@ -170,17 +170,15 @@ end
 -- Checks the shard's index of every checkpoint (sb .. 'all'), which no reader can tell lost from empty by
 -- itself: every thread the shard's registry lists has a checkpoint, so an entry in it (a thread left
 -- without checkpoints leaves the registry). Gone while the registry lists a thread other than enct (nil:
--- none to leave out), or while enct is live (live: the caller found it so), it was lost. exists: whether
--- the caller already found it there (nil: not asked). Returns an error reply (DATALOSS) or nil. O(1), and
--- O(log threads) when it is gone.
-local function check_shard_index(sb, enct, live, exists)
-  if exists == nil then exists = redis.call('EXISTS', sb .. 'all') == 1 end
-  if exists then return nil end
-  if live then return dataloss('shard index ' .. sb .. 'all') end
+-- none to leave out), it was lost; so was a registry without its marker member "". Returns an error reply
+-- (DATALOSS) or nil. O(1), and O(log threads) when the index is gone.
+local function check_shard_index(sb, enct)
+  if redis.call('EXISTS', sb .. 'all') == 1 then return nil end
   local registry = sb .. 'threads'
-  local others = redis.call('ZCARD', registry) - 1 -- the marker member ""
-  if enct and redis.call('ZSCORE', registry, enct) then others = others - 1 end
-  if others > 0 then return dataloss('shard index ' .. sb .. 'all') end
+  local registered = redis.call('ZCARD', registry)
+  if registered == 0 then return dataloss('thread registry ' .. registry) end
+  if enct and redis.call('ZSCORE', registry, enct) then registered = registered - 1 end
+  if registered > 1 then return dataloss('shard index ' .. sb .. 'all') end
   return nil
 end
 

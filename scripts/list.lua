@@ -215,11 +215,9 @@ if ttl > 0 and #out > 2 then
     for enct in pairs(renew) do touch(sb, enct, ttl, now) end
   end
 end
--- A shard index gone while the shard's registry lists a thread was lost (lost data, not an empty shard);
--- so was a registry without its marker.
-if mode == 'shard' and not more and redis.call('EXISTS', index) == 0 then
-  if redis.call('ZCARD', sb .. 'threads') == 0 then return dataloss('thread registry ' .. sb .. 'threads') end
-  local lost = check_shard_index(sb, nil, false, false)
+-- A shard index gone while the shard's registry lists a thread was lost (lost data, not an empty shard).
+if mode == 'shard' and not more then
+  local lost = check_shard_index(sb, nil)
   if lost then return lost end
 end
 -- Every entry examined: nothing lies beyond.

@@ -174,7 +174,7 @@ end
 -- of a running reclaim of values eight times: keep exists = count // 8, the shard index = count % 8 // 4.
 local old, keeping, listed = {false, false, false, false}, false, false
 if newgen then
-  local lost = check_shard_index(sb, enct, false)
+  local lost = check_shard_index(sb, enct)
   if lost then return refuse(lost) end
 else
   local keep, all = nb .. ':keep', KEYS[3]
@@ -182,7 +182,7 @@ else
     keep, keep, keep, keep, keep, keep, keep, keep)
   keeping = count >= 8
   count = count % 8
-  if count < 4 then return refuse(check_shard_index(sb, enct, true, false)) end
+  if count < 4 then return refuse(dataloss('shard index ' .. KEYS[3])) end -- a live thread has entries there
   count = count % 4
   listed = count == 3 -- the namespace has an index, so the set names it
   if count < 3 then
