@@ -33,7 +33,11 @@ const copyGrace = 10 * time.Minute
 // target's thread, at once: readers of the target see nothing, then the
 // whole copy. Checkpoints put to the source during the copy may or may not
 // be copied; a source deleted or replaced during the copy fails it
-// (checkpoint.ErrNotFound). A copy cut off leaves the target as it was; its
+// (checkpoint.ErrNotFound). A Prune or DeleteForRuns of the source whose
+// reclaim of values runs during the copy can remove the values of
+// checkpoints the copy already took (the checkpoints are read before the
+// values): the target then reads those checkpoints as checkpoint.ErrDataLoss,
+// never with channels missing. Do not copy a thread while pruning it. A copy cut off leaves the target as it was; its
 // staging generation is reclaimed by the sweeps after copyGrace.
 func (s *Saver) CopyThread(ctx context.Context, sourceThreadID, targetThreadID string) error {
 	for _, th := range []string{sourceThreadID, targetThreadID} {
