@@ -27,7 +27,11 @@ const pruneBudget = 64
 // checkpoints each (prune.lua, then blob_gc.lua for the values), one round
 // trip per step. Readers meanwhile see each older checkpoint either whole or
 // gone, and the newest always whole; checkpoints put during the pruning are
-// kept. Cut off, it leaves such a state; call it again to finish.
+// kept. Cut off, it leaves such a state; call it again to finish. Two
+// prunes of one thread at once (two processes) do not undo each other's
+// keep sets: in a namespace the one that planned it last prunes it, and the
+// other's work there ends without deleting anything; likewise for the
+// reclaims of values of prunes and DeleteForRuns.
 //
 // checkpoint.PruneDelete removes the threads, as DeleteThread does.
 //
