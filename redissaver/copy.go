@@ -33,11 +33,10 @@ const copyGrace = 10 * time.Minute
 // target's thread, at once: readers of the target see nothing, then the
 // whole copy. Checkpoints put to the source during the copy may or may not
 // be copied; a source deleted or replaced during the copy fails it
-// (checkpoint.ErrNotFound). A Prune or DeleteForRuns of the source whose
-// reclaim of values runs during the copy can remove the values of
-// checkpoints the copy already took (the checkpoints are read before the
-// values): the target then reads those checkpoints as checkpoint.ErrDataLoss,
-// never with channels missing. Do not copy a thread while pruning it. A copy cut off leaves the target as it was; its
+// (checkpoint.ErrNotFound), and so does a Prune, DeleteForRuns or re-put of
+// the source that removes the values of checkpoints the copy already took
+// (each namespace's checkpoints are read before its values; the copy checks
+// that it wrote every value they point to before it commits). A copy cut off leaves the target as it was; its
 // staging generation is reclaimed by the sweeps after copyGrace.
 func (s *Saver) CopyThread(ctx context.Context, sourceThreadID, targetThreadID string) error {
 	for _, th := range []string{sourceThreadID, targetThreadID} {
@@ -113,6 +112,9 @@ func (s *Saver) copyNamespaces(ctx context.Context, src *copyReader, dst *copyWr
 				break
 			}
 		}
+		if copyBetweenPhases != nil {
+			copyBetweenPhases()
+		}
 		for cursor := "0"; ; {
 			res, err := src.page(ctx, "blobs", encns, cursor)
 			if err != nil {
@@ -129,12 +131,24 @@ func (s *Saver) copyNamespaces(ctx context.Context, src *copyReader, dst *copyWr
 				break
 			}
 		}
+		if err := dst.step(ctx, "check", encns); err != nil {
+			return 0, err
+		}
 	}
 	return count, nil
 }
 
+// copyBetweenPhases, when set (by tests), runs between a namespace's
+// checkpoints and its values.
+var copyBetweenPhases func()
+
 // errSourceChanged reports a source deleted or replaced during a copy.
 var errSourceChanged = errors.New("the source thread was deleted or replaced during the copy")
+
+// errSourceValuesGone reports values of checkpoints a copy had taken that
+// the source reclaimed before the copy read them.
+var errSourceValuesGone = errors.New("values of checkpoints the copy had taken left the source during the copy " +
+	"(a Prune, DeleteForRuns or re-put of the source ran meanwhile): copy again")
 
 // copyReader reads the source of a copy in pages (copy_read.lua).
 type copyReader struct {
@@ -208,6 +222,9 @@ func (w *copyWriter) step(ctx context.Context, args ...any) error {
 	err := w.s.run(ctx, scriptrun.CopyWrite, keyList, all...).Err()
 	if redis.HasErrorPrefix(err, "EXISTS") {
 		return invalidConfig("target thread %q already has checkpoints", w.th)
+	}
+	if redis.HasErrorPrefix(err, "MISSING") {
+		return notFound("copy thread: %v (%v)", errSourceValuesGone, err)
 	}
 	if err != nil {
 		return scriptErr("copy thread: write target", err)

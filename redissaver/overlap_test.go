@@ -2,6 +2,7 @@ package redissaver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 
@@ -21,6 +22,36 @@ var overlapBackends = map[string]func(*testing.T) redis.UniversalClient{
 	"redis": func(t *testing.T) redis.UniversalClient { return redistest.Real(t) },
 }
 
+// overlapSaver is a saver on its own prefix of rdb.
+func overlapSaver(t *testing.T, rdb redis.UniversalClient) *Saver {
+	t.Helper()
+	s, err := New(context.Background(), rdb, Options{Prefix: redistest.Prefix(t), AcceptEviction: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// putVersions puts a chain of n checkpoints on thread, the i-th writing
+// version i+1 of channel "a" (value "i+1"); it returns the last config and
+// the IDs in order.
+func putVersions(t *testing.T, s *Saver, thread string, n int) (checkpoint.Config, []string) {
+	t.Helper()
+	cfg := checkpoint.Config{ThreadID: thread}
+	var ids []string
+	for i := range n {
+		v := fmt.Sprint(i + 1)
+		cp := checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(), ChannelValues: map[string]any{"a": v},
+			ChannelVersions: map[string]string{"a": v}}
+		var err error
+		if cfg, err = s.Put(context.Background(), cfg, cp, nil, map[string]string{"a": v}); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, cfg.CheckpointID)
+	}
+	return cfg, ids
+}
+
 // TestCollectValuesOverlapping: two reclaims of unreferenced values on one
 // namespace at once (two Prunes or DeleteForRuns of one thread from two
 // processes). The second to start empties the keep set the first had
@@ -32,21 +63,8 @@ func TestCollectValuesOverlapping(t *testing.T) {
 	for name, client := range overlapBackends {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			s, err := New(ctx, client(t), Options{Prefix: redistest.Prefix(t), AcceptEviction: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			cfg := checkpoint.Config{ThreadID: "gc"}
-			var ids []string
-			for i := range 100 {
-				v := fmt.Sprint(i + 1)
-				cp := checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(), ChannelValues: map[string]any{"a": v},
-					ChannelVersions: map[string]string{"a": v}}
-				if cfg, err = s.Put(ctx, cfg, cp, nil, map[string]string{"a": v}); err != nil {
-					t.Fatal(err)
-				}
-				ids = append(ids, cfg.CheckpointID)
-			}
+			s := overlapSaver(t, client(t))
+			_, ids := putVersions(t, s, "gc", 100)
 			gen, err := s.rdb.HGet(ctx, s.layout.Head("gc"), keys.HeadGeneration).Result()
 			if err != nil {
 				t.Fatal(err)
@@ -106,13 +124,11 @@ func TestPruneOverlapping(t *testing.T) {
 	for name, client := range overlapBackends {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			s, err := New(ctx, client(t), Options{Prefix: redistest.Prefix(t), AcceptEviction: true})
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := overlapSaver(t, client(t))
 			// 100 checkpoints; "log" a delta channel whose seed is at step 90.
 			cfg := checkpoint.Config{ThreadID: "pr"}
 			var ids []string
+			var err error
 			for i := range 100 {
 				v := fmt.Sprint(i + 1)
 				cp := checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(), ChannelValues: map[string]any{},
@@ -177,6 +193,45 @@ func TestPruneOverlapping(t *testing.T) {
 			h, err := s.DeltaChannelHistory(ctx, cfg, []string{"log"})
 			if err != nil || !h["log"].HasSeed || len(h["log"].Writes) != 9 {
 				t.Errorf("delta history after two overlapping prunes: %+v, %v; want the seed and 9 writes", h["log"], err)
+			}
+		})
+	}
+}
+
+// TestCopyOverlappingPrune: a copy reads a namespace's checkpoints, then its
+// values. A PruneKeepLatest of the source in between deletes checkpoints the
+// copy already took and reclaims their values. The copy must not commit
+// checkpoints without their values (the target would read them as
+// ErrDataLoss): it fails, wrapping checkpoint.ErrNotFound as for a source
+// deleted during the copy, and leaves the target without checkpoints.
+func TestCopyOverlappingPrune(t *testing.T) {
+	for name, client := range overlapBackends {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			s := overlapSaver(t, client(t))
+			putVersions(t, s, "src", 10)
+			copyBetweenPhases = func() {
+				if err := s.Prune(ctx, []string{"src"}, checkpoint.PruneKeepLatest); err != nil {
+					t.Error(err)
+				}
+			}
+			defer func() { copyBetweenPhases = nil }()
+			err := s.CopyThread(ctx, "src", "dst")
+			copyBetweenPhases = nil
+			if !errors.Is(err, checkpoint.ErrNotFound) {
+				t.Errorf("CopyThread over a prune of its source: %v, want ErrNotFound", err)
+			}
+			if _, err := s.GetTuple(ctx, checkpoint.Config{ThreadID: "dst"}); !errors.Is(err, checkpoint.ErrNotFound) {
+				t.Errorf("the target after the failed copy: %v, want ErrNotFound", err)
+			}
+			// Copied again, the pruned source copies whole.
+			if err := s.CopyThread(ctx, "src", "dst"); err != nil {
+				t.Fatal(err)
+			}
+			for tup, err := range s.List(ctx, checkpoint.ListQuery{ThreadID: "dst"}) {
+				if err != nil || tup.Checkpoint.ChannelValues["a"] != "10" {
+					t.Errorf("the copy: %v, %v", tup, err)
+				}
 			}
 		})
 	}

@@ -11,15 +11,20 @@
 -- ARGV[1] shard base "P:{N}:"
 -- ARGV[2] encoded target thread
 -- ARGV[3] the staging generation
--- ARGV[4] phase: "begin", "cps", "blobs", "commit" or "abort"
+-- ARGV[4] phase: "begin", "cps", "blobs", "check", "commit" or "abort". A namespace's "cps" pages come
+--         before its "blobs" pages, then one "check": the staging namespace's need set holds the blob fields
+--         the copied checkpoints point to that no "blobs" page wrote yet, and "check" refuses a namespace
+--         whose copied checkpoints lack values (the source's were reclaimed during the copy: a Prune or
+--         DeleteForRuns deleted checkpoints the copy had taken, or a re-put replaced them).
 -- ARGV[5] how long an idle staging generation waits before it is reclaimed, in milliseconds
--- ARGV[6] cps and blobs: encoded namespace; commit: TTL in milliseconds (0: none)
+-- ARGV[6] cps, blobs and check: encoded namespace; commit: TTL in milliseconds (0: none)
 -- ARGV[7 ..] cps: records id, n, then n checkpoint field/value pairs (a "r" field names the run index in
 --            the target's shard); blobs: field/value pairs; commit: the number of checkpoints copied,
 --            then the event spec (stream maxlen, feed maxlen, e, then e event field/value pairs)
 -- Returns: 1. Errors, before anything is written: "EXISTS ..." (begin, commit) when the target thread
 --          has checkpoints; "DATALOSS ..." when its head or registry entry is missing, or (cps) the
---          shard's index of every checkpoint is gone while the shard's registry lists a thread.
+--          shard's index of every checkpoint is gone while the shard's registry lists a thread; "MISSING
+--          ..." (check) when a copied checkpoint's value was not copied.
 -- Work bound: O(size of the page given).
 local sb, enct, gen, phase = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local now = now_ms()
@@ -65,11 +70,21 @@ redis.call('ZADD', KEYS[4], now + grace, entry)
 local encns = ARGV[6]
 local gb = sb .. 't:' .. enct .. ':g:' .. gen
 local nb = gb .. ':n:' .. encns
+local need = nb .. ':need'
+if phase == 'check' then
+  local f = redis.call('SRANDMEMBER', need)
+  if f then return redis.error_reply('MISSING value ' .. f .. ' of a copied checkpoint in ' .. nb) end
+  return 1
+end
 redis.call('SADD', gb .. ':ns', encns)
 if phase == 'blobs' then
-  local fv = {}
+  local fv, fields = {}, {}
   for i = 7, #ARGV do fv[#fv + 1] = ARGV[i] end
-  if #fv > 0 then chunked('HSET', nb .. ':blobs', fv, 1000) end
+  for i = 1, #fv, 2 do fields[#fields + 1] = fv[i] end
+  if #fv > 0 then
+    chunked('HSET', nb .. ':blobs', fv, 1000)
+    chunked('SREM', need, fields, 1000)
+  end
   return 1
 end
 local i = 7
@@ -87,5 +102,11 @@ while i <= #ARGV do
   redis.call('ZADD', KEYS[3], '0', member)
   local run = redis.call('HGET', cp, 'r')
   if run then redis.call('SADD', run, member) end
+  local fields = {}
+  for j = 1, #fv, 2 do
+    local f = fv[j]
+    if string.sub(f, 1, 2) == 'c:' then fields[#fields + 1] = blob_field(string.sub(f, 3), fv[j + 1]) end
+  end
+  if #fields > 0 then chunked('SADD', need, fields, 1000) end
 end
 return 1

@@ -231,7 +231,7 @@ local function reclaim_gen(sb, entry, budget)
       for _, id in ipairs(ids) do drop_checkpoint(sb, enct, encns, gen, id) end
       used = used + #ids
       if #ids < want then
-        redis.call('UNLINK', nb .. ':idx', nb .. ':blobs', nb .. ':keep', nb .. ':pkeep')
+        redis.call('UNLINK', nb .. ':idx', nb .. ':blobs', nb .. ':keep', nb .. ':pkeep', nb .. ':need')
         redis.call('SREM', gb .. ':ns', encns)
         used = used + 1
       end

@@ -173,6 +173,9 @@ async function pruneKeepLatest(o: Ops, th: string): Promise<void> {
  * copyThread copies every checkpoint, write and value of a thread to a
  * thread that has none, in pages of at most 64 (copy_read.lua into a staging
  * generation of copy_write.lua, which becomes the target at once at commit).
+ * A source deleted or replaced during the copy, or one whose values of
+ * checkpoints the copy had taken were reclaimed before the copy read them (a
+ * prune or deleteForRuns meanwhile), fails it with NotFoundError.
  */
 export async function copyThread(o: Ops, source: string, target: string): Promise<void> {
   for (const th of [source, target]) {
@@ -218,6 +221,10 @@ export async function copyThread(o: Ops, source: string, target: string): Promis
         [o.layout.shardBase(tShard), encode(target), tGen, phase, String(COPY_GRACE_MS), ...args]);
     } catch (e) {
       if (e instanceof Error && e.message.startsWith("EXISTS")) throw new InvalidConfigError(`target thread ${JSON.stringify(target)} already has checkpoints`);
+      if (e instanceof Error && e.message.startsWith("MISSING")) {
+        throw new NotFoundError("copy thread: values of checkpoints the copy had taken left the source during the copy " +
+          `(a prune, deleteForRuns or re-put of the source ran meanwhile): copy again (${e.message})`);
+      }
       throw scriptError("copy thread: write target", e);
     }
   };
@@ -256,6 +263,8 @@ export async function copyThread(o: Ops, source: string, target: string): Promis
         cursor = buf(r[0]);
         if (str(cursor) === "0") break;
       }
+      // Every value the copied checkpoints point to was written (copy_write.lua's need set).
+      await write("check", encns);
     }
     await write("commit", String(o.ttl), String(count), ...o.eventSpec(["t", "thread_copied", "th", encode(target), "from", encode(source)]));
   } catch (e) {
