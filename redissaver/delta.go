@@ -39,7 +39,9 @@ const deltaBudget = 1000
 // target does not exist; checkpoint.ErrDataLoss when an ancestor its
 // namespace index names, a value, or the thread's head is missing, when a
 // cycle is not closed within one call (which then cannot tell where it
-// closed), or when the thread is deleted or replaced during the walk;
+// closed), or when the thread is deleted or replaced during the walk, or an
+// ancestor the walk was to continue from is deleted meanwhile (a Prune or
+// DeleteForRuns: the history would be cut short);
 // checkpoint.ErrInvalidConfig for a bad thread or namespace.
 func (s *Saver) DeltaChannelHistory(ctx context.Context, cfg checkpoint.Config, channels []string) (map[string]checkpoint.DeltaHistory, error) {
 	out := make(map[string]checkpoint.DeltaHistory, len(channels))
@@ -81,7 +83,7 @@ func (s *Saver) DeltaChannelHistory(ctx context.Context, cfg checkpoint.Config, 
 			return nil, notFound("checkpoint %q of thread %q", cfg.CheckpointID, th)
 		}
 		if redis.HasErrorPrefix(err, "CHANGED") {
-			return nil, dataLoss("delta channel history: the thread was deleted or replaced during the walk")
+			return nil, dataLoss("delta channel history: the thread was deleted or replaced, or a checkpoint of the walk deleted, during the walk (%v)", err)
 		}
 		if err != nil {
 			return nil, scriptErr("delta channel history", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/graphstate/redcheck/checkpoint"
@@ -232,6 +233,68 @@ func TestCopyOverlappingPrune(t *testing.T) {
 				if err != nil || tup.Checkpoint.ChannelValues["a"] != "10" {
 					t.Errorf("the copy: %v, %v", tup, err)
 				}
+			}
+		})
+	}
+}
+
+// TestDeltaHistoryOverlappingDelete: a delta history walk of several steps,
+// and a DeleteForRuns between two of them that deletes the ancestor the next
+// step continues from. The walk must not end there as at a parent deleted
+// before it (a history cut short with a nil error): it fails with
+// checkpoint.ErrDataLoss, as for a thread deleted during the walk. A walk
+// that starts after the deletion ends at the deleted parent, with no seed.
+func TestDeltaHistoryOverlappingDelete(t *testing.T) {
+	for name, client := range overlapBackends {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			s := overlapSaver(t, client(t))
+			// 30 checkpoints: "log" a delta channel seeded at the root, one
+			// write each; 15..23 belong to run "doomed".
+			cfg := checkpoint.Config{ThreadID: "dh"}
+			var ids []string
+			for i := range 30 {
+				v := fmt.Sprint(i + 1) // a new version each step, a value (the seed) at the root only
+				cp := checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(), ChannelValues: map[string]any{},
+					ChannelVersions: map[string]string{"log": v}}
+				nv := map[string]string{"log": v}
+				if i == 0 {
+					cp.ChannelValues["log"] = checkpoint.DeltaSnapshot{Value: []any{"seed"}}
+				}
+				md := checkpoint.Metadata{}
+				if i >= 15 && i <= 23 {
+					md["run_id"] = "doomed"
+				}
+				var err error
+				if cfg, err = s.Put(ctx, cfg, cp, md, nv); err != nil {
+					t.Fatal(err)
+				}
+				if err := s.PutWrites(ctx, cfg, []checkpoint.Write{{Channel: "log", Value: i}}, "task", ""); err != nil {
+					t.Fatal(err)
+				}
+				ids = append(ids, cfg.CheckpointID)
+			}
+			shard := s.layout.Shard("dh")
+			step := func(cursor, gen string) ([]any, error) {
+				return s.run(ctx, scriptrun.DeltaHistory, []string{s.layout.Head("dh"), s.layout.Threads(shard)},
+					s.layout.ShardBase(shard), keys.Encode("dh"), "", ids[29], cursor, gen, 5, "log").Slice()
+			}
+			res, err := step("", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res[2] != ids[23] {
+				t.Fatalf("first step's cursor %v, want checkpoint 23", res[2])
+			}
+			if err := s.DeleteForRuns(ctx, []string{"doomed"}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := step(ids[23], res[1].(string)); err == nil || !strings.HasPrefix(err.Error(), "CHANGED") {
+				t.Errorf("the step after its cursor was deleted: %v, want CHANGED", err)
+			}
+			h, err := s.DeltaChannelHistory(ctx, cfg, []string{"log"})
+			if err != nil || h["log"].HasSeed || len(h["log"].Writes) != 5 {
+				t.Errorf("a walk after the deletion: %+v, %v; want the writes of 24..28 and no seed", h["log"], err)
 			}
 		})
 	}

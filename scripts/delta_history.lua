@@ -25,7 +25,9 @@
 --          the step visited (the target included) ends the walk, as a parent that was deleted does: a cycle
 --          (made by putting again the ID of a deleted checkpoint) that one step closes is walked once. (In a
 --          later step the first checkpoint met again is its first ancestor whenever the cycle holds ancestors
---          of earlier steps.)
+--          of earlier steps.) "CHANGED <what>" when the generation changed (ARGV[6]), or when the cursor
+--          ancestor ARGV[5], which the previous step returned only because it existed, was deleted since (a
+--          Prune or DeleteForRuns during the walk: the history would be cut short).
 -- Work bound: at most ARGV[7] ancestors, and no ancestor past the first once the step has read 10,000
 --          checkpoint fields or collected 4 MiB of writes and seeds (FIELDS and BYTES below: ancestors with
 --          many or large pending writes end the step sooner); each ancestor O(its fields) (a write: one
@@ -121,6 +123,9 @@ while cur and open > 0 and steps < budget and fields < FIELDS and bytes < BYTES 
   local flat = redis.call('HGETALL', cpkey)
   if #flat == 0 then
     if redis.call('ZSCORE', idx, cur) then return dataloss('checkpoint hash ' .. cpkey) end
+    -- The previous step returned this ancestor as its cursor only while it existed: it was deleted since
+    -- (a Prune or DeleteForRuns), and ending the walk here would answer a history cut short.
+    if cur == cursor then return redis.error_reply('CHANGED checkpoint ' .. cur .. ' was deleted during the walk') end
     cur = nil
     break
   end
@@ -184,8 +189,16 @@ while cur and open > 0 and steps < budget and fields < FIELDS and bytes < BYTES 
   end
   cur = nextp
 end
+-- The next step continues from cur only if it exists now: a parent deleted before the walk ends it here, as
+-- it would within a step, so that the next step can tell a checkpoint deleted during the walk.
 local nextcur = ''
-if cur and open > 0 then nextcur = cur end
+if cur and open > 0 then
+  if redis.call('EXISTS', cpbase .. cur) == 1 then
+    nextcur = cur
+  elseif redis.call('ZSCORE', idx, cur) then
+    return dataloss('checkpoint hash ' .. cpbase .. cur)
+  end
+end
 local reply = {id, gen, nextcur}
 for i = 1, nch do reply[i + 3] = out[i] end
 return reply

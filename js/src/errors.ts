@@ -53,7 +53,7 @@ export function scriptError(op: string, err: unknown): Error {
   const strip = (p: string) => msg.slice(p.length + 1);
   if (msg.startsWith("DATALOSS ")) return new DataLossError(`${op}: ${strip("DATALOSS")} is missing`, { cause: err });
   if (msg.startsWith("CYCLE ")) return new DataLossError(`${op}: ${strip("CYCLE")}`, { cause: err });
-  if (msg.startsWith("CHANGED")) return new DataLossError(`${op}: the thread was deleted or replaced during the walk`, { cause: err });
+  if (msg.startsWith("CHANGED")) return new DataLossError(`${op}: the thread was deleted or replaced, or a checkpoint of the walk deleted, during the walk (${msg})`, { cause: err });
   if (msg.startsWith("REPARENT ")) return new InvalidCheckpointError(`${op}: ${strip("REPARENT")}`, { cause: err });
   if (msg.startsWith("NOTFOUND ")) return new NotFoundError(`${op}: ${strip("NOTFOUND")}`, { cause: err });
   if (msg.startsWith("EXISTS ")) return new InvalidConfigError(`${op}: ${strip("EXISTS")}`, { cause: err });
