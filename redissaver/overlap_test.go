@@ -53,6 +53,39 @@ func putVersions(t *testing.T, s *Saver, thread string, n int) (checkpoint.Confi
 	return cfg, ids
 }
 
+// putDeltaChain puts a chain of n checkpoints on thread: "log" a delta
+// channel with a new version at each, its value (the seed) at checkpoint
+// seedAt only, and one write to it each (the checkpoint's index); runOf, when
+// not nil, names the run of each ("" for none). It returns the last config
+// and the IDs in order.
+func putDeltaChain(t *testing.T, s *Saver, thread string, n, seedAt int, runOf func(int) string) (checkpoint.Config, []string) {
+	t.Helper()
+	ctx := context.Background()
+	cfg := checkpoint.Config{ThreadID: thread}
+	var ids []string
+	for i := range n {
+		v := fmt.Sprint(i + 1)
+		cp := checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(), ChannelValues: map[string]any{},
+			ChannelVersions: map[string]string{"log": v}}
+		if i == seedAt {
+			cp.ChannelValues["log"] = checkpoint.DeltaSnapshot{Value: []any{"seed"}}
+		}
+		md := checkpoint.Metadata{}
+		if runOf != nil && runOf(i) != "" {
+			md["run_id"] = runOf(i)
+		}
+		var err error
+		if cfg, err = s.Put(ctx, cfg, cp, md, map[string]string{"log": v}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.PutWrites(ctx, cfg, []checkpoint.Write{{Channel: "log", Value: i}}, "task", ""); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, cfg.CheckpointID)
+	}
+	return cfg, ids
+}
+
 // TestCollectValuesOverlapping: two reclaims of unreferenced values on one
 // namespace at once (two Prunes or DeleteForRuns of one thread from two
 // processes). The second to start empties the keep set the first had
@@ -126,25 +159,7 @@ func TestPruneOverlapping(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			s := overlapSaver(t, client(t))
-			// 100 checkpoints; "log" a delta channel whose seed is at step 90.
-			cfg := checkpoint.Config{ThreadID: "pr"}
-			var ids []string
-			var err error
-			for i := range 100 {
-				v := fmt.Sprint(i + 1)
-				cp := checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(), ChannelValues: map[string]any{},
-					ChannelVersions: map[string]string{"log": v}}
-				if i == 90 {
-					cp.ChannelValues["log"] = checkpoint.DeltaSnapshot{Value: []any{"seed"}}
-				}
-				if cfg, err = s.Put(ctx, cfg, cp, nil, map[string]string{"log": v}); err != nil {
-					t.Fatal(err)
-				}
-				if err := s.PutWrites(ctx, cfg, []checkpoint.Write{{Channel: "log", Value: i}}, "task", ""); err != nil {
-					t.Fatal(err)
-				}
-				ids = append(ids, cfg.CheckpointID)
-			}
+			cfg, ids := putDeltaChain(t, s, "pr", 100, 90, nil)
 			c := s.threadCall("pr")
 			job := func() *pruner {
 				return &pruner{s: s, th: "pr", call: scriptCall{keys: []string{c.keys[0], c.keys[1], c.keys[3], c.keys[4]}, args: c.args},
@@ -249,31 +264,13 @@ func TestDeltaHistoryOverlappingDelete(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			s := overlapSaver(t, client(t))
-			// 30 checkpoints: "log" a delta channel seeded at the root, one
-			// write each; 15..23 belong to run "doomed".
-			cfg := checkpoint.Config{ThreadID: "dh"}
-			var ids []string
-			for i := range 30 {
-				v := fmt.Sprint(i + 1) // a new version each step, a value (the seed) at the root only
-				cp := checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(), ChannelValues: map[string]any{},
-					ChannelVersions: map[string]string{"log": v}}
-				nv := map[string]string{"log": v}
-				if i == 0 {
-					cp.ChannelValues["log"] = checkpoint.DeltaSnapshot{Value: []any{"seed"}}
-				}
-				md := checkpoint.Metadata{}
+			// 15..23 belong to run "doomed".
+			cfg, ids := putDeltaChain(t, s, "dh", 30, 0, func(i int) string {
 				if i >= 15 && i <= 23 {
-					md["run_id"] = "doomed"
+					return "doomed"
 				}
-				var err error
-				if cfg, err = s.Put(ctx, cfg, cp, md, nv); err != nil {
-					t.Fatal(err)
-				}
-				if err := s.PutWrites(ctx, cfg, []checkpoint.Write{{Channel: "log", Value: i}}, "task", ""); err != nil {
-					t.Fatal(err)
-				}
-				ids = append(ids, cfg.CheckpointID)
-			}
+				return ""
+			})
 			shard := s.layout.Shard("dh")
 			step := func(cursor, gen string) ([]any, error) {
 				return s.run(ctx, scriptrun.DeltaHistory, []string{s.layout.Head("dh"), s.layout.Threads(shard)},
