@@ -36,8 +36,9 @@ const copyGrace = 10 * time.Minute
 // (checkpoint.ErrNotFound), and so does a Prune, DeleteForRuns or re-put of
 // the source that removes the values of checkpoints the copy already took
 // (each namespace's checkpoints are read before its values; the copy checks
-// that it wrote every value they point to before it commits). A copy cut off leaves the target as it was; its
-// staging generation is reclaimed by the sweeps after copyGrace.
+// that it wrote every value they point to before it commits). A copy cut
+// off leaves the target as it was; its staging generation is reclaimed by
+// the sweeps after copyGrace.
 func (s *Saver) CopyThread(ctx context.Context, sourceThreadID, targetThreadID string) error {
 	for _, th := range []string{sourceThreadID, targetThreadID} {
 		if err := keys.ValidateThreadID(th); err != nil {

@@ -160,11 +160,6 @@ func TestPruneOverlapping(t *testing.T) {
 			ctx := context.Background()
 			s := overlapSaver(t, client(t))
 			cfg, ids := putDeltaChain(t, s, "pr", 100, 90, nil)
-			c := s.threadCall("pr")
-			job := func() *pruner {
-				return &pruner{s: s, th: "pr", call: scriptCall{keys: []string{c.keys[0], c.keys[1], c.keys[3], c.keys[4]}, args: c.args},
-					token: keys.NewGen()}
-			}
 			plan := func(p *pruner) string {
 				t.Helper()
 				var latest string
@@ -192,7 +187,7 @@ func TestPruneOverlapping(t *testing.T) {
 					}
 				}
 			}
-			a, b := job(), job()
+			a, b := s.newPruner("pr"), s.newPruner("pr")
 			lb := plan(b)
 			la := plan(a)
 			drop(a, la)

@@ -73,6 +73,13 @@ type pruner struct {
 	token string
 }
 
+// newPruner returns a pruner of th, with a fresh job token.
+func (s *Saver) newPruner(th string) *pruner {
+	c := s.threadCall(th)
+	return &pruner{s: s, th: th, call: scriptCall{keys: []string{c.keys[0], c.keys[1], c.keys[3], c.keys[4]}, args: c.args},
+		token: keys.NewGen()}
+}
+
 // step runs one step; gone reports a thread deleted, expired or replaced
 // since the first step.
 func (p *pruner) step(ctx context.Context, phase string, args ...any) (items []any, gone bool, err error) {
@@ -97,9 +104,7 @@ func (p *pruner) step(ctx context.Context, phase string, args ...any) (items []a
 }
 
 func (s *Saver) pruneKeepLatest(ctx context.Context, th string) error {
-	c := s.threadCall(th)
-	p := &pruner{s: s, th: th, call: scriptCall{keys: []string{c.keys[0], c.keys[1], c.keys[3], c.keys[4]}, args: c.args},
-		token: keys.NewGen()}
+	p := s.newPruner(th)
 	var namespaces []string
 	for cursor := "0"; ; {
 		res, gone, err := p.step(ctx, "namespaces", cursor, "", pruneBudget, "")
