@@ -36,9 +36,11 @@ const copyGrace = 10 * time.Minute
 // (checkpoint.ErrNotFound), and so does a Prune, DeleteForRuns or re-put of
 // the source that removes the values of checkpoints the copy already took
 // (each namespace's checkpoints are read before its values; the copy checks
-// that it wrote every value they point to before it commits). A copy cut
-// off leaves the target as it was; its staging generation is reclaimed by
-// the sweeps after copyGrace.
+// that it wrote every value they point to before it commits). A source
+// whose namespaces were all emptied before the copy read them copies
+// nothing, as a thread without checkpoints. A copy cut off leaves the target
+// as it was; its staging generation is reclaimed by the sweeps after
+// copyGrace, and a copy idle for longer fails (checkpoint.ErrNotFound).
 func (s *Saver) CopyThread(ctx context.Context, sourceThreadID, targetThreadID string) error {
 	for _, th := range []string{sourceThreadID, targetThreadID} {
 		if err := keys.ValidateThreadID(th); err != nil {
@@ -58,6 +60,12 @@ func (s *Saver) CopyThread(ctx context.Context, sourceThreadID, targetThreadID s
 		return err
 	}
 	count, err := s.copyNamespaces(ctx, src, dst, namespaces)
+	if err == nil && count == 0 {
+		// Every namespace listed was emptied before its checkpoints were read:
+		// nothing to copy, as from a thread without checkpoints.
+		_ = dst.step(context.WithoutCancel(ctx), "abort")
+		return nil
+	}
 	if err == nil {
 		err = dst.step(ctx, append([]any{"commit", s.opts.ttlMillis(), count},
 			s.eventSpec(evType, "thread_copied", evThread, keys.Encode(targetThreadID), evSourceTh, keys.Encode(sourceThreadID))...)...)
@@ -77,6 +85,7 @@ func (s *Saver) copyNamespaces(ctx context.Context, src *copyReader, dst *copyWr
 	shard := s.layout.Shard(dst.th)
 	var d reply
 	for _, encns := range namespaces {
+		before := count
 		for cursor := ""; ; {
 			res, err := src.page(ctx, "cps", encns, cursor)
 			if err != nil {
@@ -112,6 +121,11 @@ func (s *Saver) copyNamespaces(ctx context.Context, src *copyReader, dst *copyWr
 			} else if cursor == "" {
 				break
 			}
+		}
+		if count == before {
+			// A namespace emptied since the source listed it: no checkpoint,
+			// so no value, to copy.
+			continue
 		}
 		if copyBetweenPhases != nil {
 			copyBetweenPhases()

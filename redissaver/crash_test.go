@@ -64,10 +64,10 @@ func TestCrashLosesNothingAcknowledged(t *testing.T) {
 		res, err := s.Verify(context.Background(), "")
 		if err != nil {
 			t.Errorf("check after restart %d: %v", i+1, err)
-		} else {
-			for _, v := range res.Violations {
-				t.Errorf("after restart %d: %v", i+1, v)
-			}
+			continue
+		}
+		for _, v := range res.Violations {
+			t.Errorf("after restart %d: %v", i+1, v)
 		}
 		t.Logf("crash %d after %d acknowledged puts; check after restart: %d checkpoints", i+1, before, res.Checkpoints)
 	}

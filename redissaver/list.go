@@ -33,7 +33,10 @@ import (
 // With RefreshOnRead, the lease of every thread a page returns is renewed.
 // A thread deleted or replaced while it is being listed ends its listing;
 // across threads, checkpoints of deleted or expired threads that are not yet
-// reclaimed are skipped.
+// reclaimed are skipped, and so are those of a thread's generation other
+// than the one its first checkpoint listed was of (a thread deleted and
+// written again, or copied onto, during the listing): no checkpoint is
+// listed twice.
 //
 // Errors, yielded with a nil tuple, end the iteration:
 // checkpoint.ErrDataLoss when an indexed checkpoint, a value it points to,
@@ -62,6 +65,27 @@ type lister struct {
 	nsOnly  string
 	left    int   // results still wanted; -1 for no limit
 	refresh int64 // the lease to renew on the threads read, in ms; 0 for none
+	// gens: in a listing of every thread, the generation of each thread
+	// that its first checkpoint listed was of.
+	gens map[string]string
+}
+
+// firstGen reports whether gen is the generation of thread that the listing
+// of every thread met first (recording it when thread is new to it). A
+// thread deleted and written again (or copied onto) while the listing runs
+// has a new generation, which may hold the IDs already listed: its
+// checkpoints are skipped, as a listing of that thread alone ends at a
+// change of generation, and so no checkpoint is listed twice.
+func (l *lister) firstGen(thread, gen string) bool {
+	if l.gens == nil {
+		l.gens = map[string]string{}
+	}
+	g, ok := l.gens[thread]
+	if !ok {
+		l.gens[thread] = gen
+		return true
+	}
+	return g == gen
 }
 
 func (s *Saver) newLister(q checkpoint.ListQuery) (*lister, error) {
@@ -223,6 +247,9 @@ func (s *Saver) listOne(ctx context.Context, l *lister, yield func(*checkpoint.T
 		}
 		what = s.learnPage(l.q.ThreadID, items)
 		for _, it := range items {
+			if w.mode == "shard" && !l.firstGen(it.thread, it.gen) {
+				continue
+			}
 			t, err := s.decodeListItem(it)
 			if err != nil {
 				yield(nil, err)

@@ -33,7 +33,11 @@ func (s *Saver) listMerged(ctx context.Context, l *lister, yield func(*checkpoin
 			yield(nil, err)
 			return
 		}
-		batch := mergeMembers(walks, page)
+		batch, err := l.sameGens(mergeMembers(walks, page))
+		if err != nil {
+			yield(nil, err)
+			return
+		}
 		if len(batch) == 0 {
 			if allDone(walks) {
 				return
@@ -54,6 +58,22 @@ func (s *Saver) listMerged(ctx context.Context, l *lister, yield func(*checkpoin
 			}
 		}
 	}
+}
+
+// sameGens returns the members of the generation of their thread that the
+// listing met first (lister.firstGen).
+func (l *lister) sameGens(members []string) ([]string, error) {
+	out := members[:0]
+	for _, m := range members {
+		_, thread, _, gen, err := mb.Parse(m)
+		if err != nil {
+			return nil, corrupt("%v", err)
+		}
+		if l.firstGen(thread, gen) {
+			out = append(out, m)
+		}
+	}
+	return out, nil
 }
 
 // refill fetches the next members of every shard whose buffer is empty.

@@ -194,3 +194,57 @@ func TestListPageBytes(t *testing.T) {
 		})
 	}
 }
+
+// TestListEveryThreadAcrossGenerations: a thread deleted and copied onto
+// again while a listing of every thread runs has a new generation holding
+// the same IDs, whose shard index members sit beside the old ones. The
+// listing must not list a checkpoint twice: it keeps, for each thread, the
+// generation it met first (so one shard, a page of one, and two shards,
+// whose pages are merged).
+func TestListEveryThreadAcrossGenerations(t *testing.T) {
+	for _, b := range backends {
+		for _, shards := range []int{1, 2} {
+			t.Run(fmt.Sprintf("%s/shards=%d", b.name, shards), func(t *testing.T) {
+				rdb := b.client(t)
+				ctx := context.Background()
+				s := newSaver(t, rdb, redissaver.Options{Shards: shards, PageSize: 1})
+				cfg := checkpoint.Config{ThreadID: "src"}
+				for i := range 4 {
+					v := fmt.Sprint(i + 1)
+					cp := checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(), ChannelValues: map[string]any{"a": v},
+						ChannelVersions: map[string]string{"a": v}}
+					var err error
+					cfg, err = s.Put(ctx, cfg, cp, nil, map[string]string{"a": v})
+					must(t, err)
+				}
+				must(t, s.CopyThread(ctx, "src", "dst"))
+				gen := func() string {
+					g, err := rdb.HGet(ctx, s.Layout().Head("dst"), "g").Result()
+					must(t, err)
+					return g
+				}
+				seen := map[checkpoint.Config]bool{}
+				replaced := false
+				for tup, err := range s.List(ctx, checkpoint.ListQuery{}) {
+					must(t, err)
+					if seen[tup.Config] {
+						t.Fatalf("%+v listed twice", tup.Config)
+					}
+					seen[tup.Config] = true
+					if tup.Config.ThreadID == "dst" && !replaced {
+						// The new generation's members come after the old ones
+						// (descending) when its name sorts lower.
+						for old := gen(); gen() >= old; {
+							must(t, s.DeleteThread(ctx, "dst"))
+							must(t, s.CopyThread(ctx, "src", "dst"))
+						}
+						replaced = true
+					}
+				}
+				if len(seen) < 5 || len(seen) > 8 {
+					t.Errorf("%d checkpoints listed, want the 4 of src and at least the first of dst", len(seen))
+				}
+			})
+		}
+	}
+}

@@ -101,6 +101,19 @@ func newSaverModel(t *testing.T, rdb redis.UniversalClient, seed uint64) *saverM
 	prefix := redistest.Prefix(t)
 	m := &saverModel{t: t, ctx: testctx.Context(t), rng: rand.New(rand.NewPCG(seed, 0x5eed)),
 		ref: memsaver.New(memsaver.Options{}), seen: map[string][]string{}}
+	m.savers, m.names = saverVariants(t, m.ctx, rdb, prefix)
+	for range 400 {
+		m.ids = append(m.ids, checkpoint.NewID())
+	}
+	return m
+}
+
+// saverVariants returns Savers of one prefix (2 shards) with the options
+// that change how a saver reads and writes: compression, page sizes, read
+// hints or none, events off or with values, a TTL renewed on read.
+func saverVariants(t *testing.T, ctx context.Context, rdb redis.UniversalClient, prefix string) ([]*redissaver.Saver, []string) {
+	var savers []*redissaver.Saver
+	var names []string
 	for _, o := range []struct {
 		name string
 		opts redissaver.Options
@@ -112,16 +125,13 @@ func newSaverModel(t *testing.T, rdb redis.UniversalClient, seed uint64) *saverM
 		{"ttl,values", redissaver.Options{TTL: time.Hour, RefreshOnRead: true, Events: redissaver.Events{IncludeValues: true}}},
 	} {
 		o.opts.Prefix, o.opts.Shards, o.opts.AcceptEviction = prefix, 2, true
-		s, err := redissaver.New(m.ctx, rdb, o.opts)
+		s, err := redissaver.New(ctx, rdb, o.opts)
 		if err != nil {
 			t.Fatal(err)
 		}
-		m.savers, m.names = append(m.savers, s), append(m.names, o.name)
+		savers, names = append(savers, s), append(names, o.name)
 	}
-	for range 400 {
-		m.ids = append(m.ids, checkpoint.NewID())
-	}
-	return m
+	return savers, names
 }
 
 func (m *saverModel) pick(list []string) string { return list[m.rng.IntN(len(list))] }

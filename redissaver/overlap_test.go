@@ -147,6 +147,46 @@ func TestCollectValuesOverlapping(t *testing.T) {
 	}
 }
 
+// prunePlan runs a pruner's plan of the namespace "" in steps of 4
+// ancestors, and returns the newest checkpoint it keeps.
+func prunePlan(t *testing.T, p *pruner) string {
+	t.Helper()
+	var latest string
+	var open []any
+	for cursor := ""; ; {
+		res, _, err := p.step(context.Background(), "plan", append([]any{"", cursor, 4, latest, p.token}, open...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cursor, latest, open = res[0].(string), res[1].(string), res[2:]
+		if cursor == "" {
+			return latest
+		}
+	}
+}
+
+// pruneDrop runs a pruner's drop of the namespace "" in steps of 16.
+func pruneDrop(t *testing.T, p *pruner, latest string) {
+	t.Helper()
+	for cursor := ""; ; {
+		res, _, err := p.step(context.Background(), "drop", "", cursor, 16, latest, p.token)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cursor = res[0].(string); cursor == "" {
+			return
+		}
+	}
+}
+
+// pruneFinish runs a pruner's finish of the namespace "" (no event).
+func pruneFinish(t *testing.T, p *pruner) {
+	t.Helper()
+	if _, _, err := p.step(context.Background(), "finish", 0, "", 16, "", p.token, "0", "0", "0", ""); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestPruneOverlapping: two PruneKeepLatest of one thread at once. Job b
 // plans its keep set; job a plans the namespace anew (its keep set replaces
 // b's), drops what it does not keep and finishes, removing its keep set;
@@ -160,41 +200,12 @@ func TestPruneOverlapping(t *testing.T) {
 			ctx := context.Background()
 			s := overlapSaver(t, client(t))
 			cfg, ids := putDeltaChain(t, s, "pr", 100, 90, nil)
-			plan := func(p *pruner) string {
-				t.Helper()
-				var latest string
-				var open []any
-				for cursor := ""; ; {
-					res, _, err := p.step(ctx, "plan", append([]any{"", cursor, 4, latest, p.token}, open...)...)
-					if err != nil {
-						t.Fatal(err)
-					}
-					cursor, latest, open = res[0].(string), res[1].(string), res[2:]
-					if cursor == "" {
-						return latest
-					}
-				}
-			}
-			drop := func(p *pruner, latest string) {
-				t.Helper()
-				for cursor := ""; ; {
-					res, _, err := p.step(ctx, "drop", "", cursor, 16, latest, p.token)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if cursor = res[0].(string); cursor == "" {
-						return
-					}
-				}
-			}
 			a, b := s.newPruner("pr"), s.newPruner("pr")
-			lb := plan(b)
-			la := plan(a)
-			drop(a, la)
-			if _, _, err := a.step(ctx, "finish", 0, "", 16, "", a.token, "0", "0", "0", ""); err != nil {
-				t.Fatal(err)
-			}
-			drop(b, lb)
+			lb := prunePlan(t, b)
+			la := prunePlan(t, a)
+			pruneDrop(t, a, la)
+			pruneFinish(t, a)
+			pruneDrop(t, b, lb)
 			for i, id := range ids {
 				_, err := s.GetTuple(ctx, checkpoint.Config{ThreadID: "pr", CheckpointID: id})
 				if kept := i >= 90; kept != (err == nil) {
@@ -204,6 +215,69 @@ func TestPruneOverlapping(t *testing.T) {
 			h, err := s.DeltaChannelHistory(ctx, cfg, []string{"log"})
 			if err != nil || !h["log"].HasSeed || len(h["log"].Writes) != 9 {
 				t.Errorf("delta history after two overlapping prunes: %+v, %v; want the seed and 9 writes", h["log"], err)
+			}
+		})
+	}
+}
+
+// TestPruneOverlappingDeleteForRuns: a DeleteForRuns between a
+// PruneKeepLatest's plan and its drop deletes the newest checkpoint L the
+// plan keeps, and every other checkpoint of its run. The checkpoints older
+// than L left (of no run) then hold the namespace's newest: the drop must
+// not delete them, which emptied the namespace while the thread's
+// namespace set still named it, and every read of the thread answered
+// ErrDataLoss. A drop whose L is gone ends, deleting nothing.
+func TestPruneOverlappingDeleteForRuns(t *testing.T) {
+	for name, client := range overlapBackends {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			s := overlapSaver(t, client(t))
+			// 0..2 of no run, 3 and 4 of run "doomed"; each holds a value of "a".
+			var ids []string
+			cfg := checkpoint.Config{ThreadID: "pd"}
+			for i := range 5 {
+				v := fmt.Sprint(i + 1)
+				cp := checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(), ChannelValues: map[string]any{"a": v},
+					ChannelVersions: map[string]string{"a": v}}
+				md := checkpoint.Metadata{}
+				if i >= 3 {
+					md["run_id"] = "doomed"
+				}
+				var err error
+				if cfg, err = s.Put(ctx, cfg, cp, md, map[string]string{"a": v}); err != nil {
+					t.Fatal(err)
+				}
+				ids = append(ids, cfg.CheckpointID)
+			}
+			p := s.newPruner("pd")
+			if l := prunePlan(t, p); l != ids[4] {
+				t.Fatalf("the plan keeps %q, want checkpoint 4", l)
+			}
+			if err := s.DeleteForRuns(ctx, []string{"doomed"}); err != nil {
+				t.Fatal(err)
+			}
+			pruneDrop(t, p, ids[4])
+			pruneFinish(t, p)
+			got, err := s.GetTuple(ctx, checkpoint.Config{ThreadID: "pd"})
+			if err != nil || got.Checkpoint.ID != ids[2] {
+				t.Fatalf("the latest checkpoint after the prune: %v, want checkpoint 2", err)
+			}
+			if v, err := s.Check(ctx, "pd"); err != nil || len(v) > 0 {
+				t.Errorf("Check: %v %v", v, err)
+			}
+			// Pruned again, the thread keeps its newest, 2, only.
+			if err := s.Prune(ctx, []string{"pd"}, checkpoint.PruneKeepLatest); err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for _, err := range s.List(ctx, checkpoint.ListQuery{ThreadID: "pd"}) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				n++
+			}
+			if n != 1 {
+				t.Errorf("after a second prune: %d checkpoints, want 1", n)
 			}
 		})
 	}

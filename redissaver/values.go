@@ -3,6 +3,7 @@ package redissaver
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 
 	mb "github.com/graphstate/redcheck/internal/member"
@@ -83,15 +84,21 @@ func (s *Saver) readValues(ctx context.Context, op string, items []cpReply) erro
 			refs[i] = append(refs[i], k)
 		}
 	}
-	if len(reads) == 0 {
-		return nil
-	}
-	if err := s.sendValueReads(ctx, reads); err != nil {
-		return redisErr(op, err)
+	// A hash with no value to read (its checkpoints name no channel) is not
+	// read: HMGET needs a field.
+	reads = slices.DeleteFunc(reads, func(r *valuesRead) bool { return len(r.fields) == 0 })
+	if len(reads) > 0 {
+		if err := s.sendValueReads(ctx, reads); err != nil {
+			return redisErr(op, err)
+		}
 	}
 	for i := range items {
 		r := which[i]
 		if r == nil {
+			continue
+		}
+		if len(r.fields) == 0 {
+			items[i].values = []any{}
 			continue
 		}
 		got := r.cmd.Val()

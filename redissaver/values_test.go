@@ -147,7 +147,12 @@ func TestListValuesOutOfLua(t *testing.T) {
 			ctx := context.Background()
 			root := docChain(t, s, "big", "", 5)
 			docChain(t, s, "big", "sub", 3)
-			_, err := s.Put(ctx, checkpoint.Config{ThreadID: "small"}, checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(),
+			// A checkpoint that names no channel: its namespace has no value to
+			// read, and no HMGET (one of no field is an error).
+			_, err := s.Put(ctx, checkpoint.Config{ThreadID: "big", CheckpointNS: "bare"}, checkpoint.Checkpoint{V: 4,
+				ID: checkpoint.NewID()}, nil, nil)
+			must(t, err)
+			_, err = s.Put(ctx, checkpoint.Config{ThreadID: "small"}, checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(),
 				ChannelValues: map[string]any{"a": "x"}, ChannelVersions: map[string]string{"a": "1"}}, nil, map[string]string{"a": "1"})
 			must(t, err)
 			must(t, s.LoadScripts(ctx))
@@ -164,8 +169,8 @@ func TestListValuesOutOfLua(t *testing.T) {
 				fields int // blob fields they ask for in all
 			}{
 				{"namespace", checkpoint.ListQuery{ThreadID: "big", CheckpointNS: &ns}, 5, 2, 1, 1 + 5},
-				{"thread", checkpoint.ListQuery{ThreadID: "big"}, 8, 2, 2, 2 + 8},
-				{"every thread", checkpoint.ListQuery{}, 9, 2, 3, 3 + 8}, // the small thread's value too
+				{"thread", checkpoint.ListQuery{ThreadID: "big"}, 9, 2, 2, 2 + 8},
+				{"every thread", checkpoint.ListQuery{}, 10, 2, 3, 3 + 8}, // the small thread's value too
 				{"small values", checkpoint.ListQuery{ThreadID: "small"}, 1, 1, 0, 0},
 			} {
 				t.Run(c.name, func(t *testing.T) {
@@ -191,7 +196,7 @@ func TestListValuesOutOfLua(t *testing.T) {
 						if !reflect.DeepEqual(tup, want) {
 							t.Fatalf("listed %+v, GetTuple read %+v", tup, want)
 						}
-						if tup.Config.ThreadID == "big" && tup.Checkpoint.ChannelValues["doc"] != docValue {
+						if tup.Config.ThreadID == "big" && tup.Config.CheckpointNS != "bare" && tup.Checkpoint.ChannelValues["doc"] != docValue {
 							t.Fatalf("checkpoint %s: doc of %d bytes", tup.Config.CheckpointID, len(fmt.Sprint(tup.Checkpoint.ChannelValues["doc"])))
 						}
 					}

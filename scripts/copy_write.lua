@@ -24,7 +24,11 @@
 -- Returns: 1. Errors, before anything is written: "EXISTS ..." (begin, commit) when the target thread
 --          has checkpoints; "DATALOSS ..." when its head or registry entry is missing, or (cps) the
 --          shard's index of every checkpoint is gone while the shard's registry lists a thread; "MISSING
---          ..." (check) when a copied checkpoint's value was not copied.
+--          ..." (check) when a copied checkpoint's value was not copied; "NOTFOUND ..." (every phase but
+--          begin) when the staging generation left the reclaim queue or is due in it (a copy idle for
+--          longer than ARGV[5]); "BADARGS ..." (a client bug) for a "cps" page of no checkpoints, values of
+--          a namespace no "cps" page wrote, or a commit of a copy that copied no checkpoint (the client
+--          aborts it instead).
 -- Work bound: O(size of the page given).
 local sb, enct, gen, phase = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local now = now_ms()
@@ -34,7 +38,18 @@ if phase == 'abort' then
   redis.call('ZADD', KEYS[4], now, entry)
   return 1
 end
+-- Every phase but begin: still a staging generation the queue knows, and not yet due (a reclaim may have
+-- begun on a due one).
+if phase ~= 'begin' then
+  local due = redis.call('ZSCORE', KEYS[4], entry)
+  if not due or tonumber(due) <= now then return redis.error_reply('NOTFOUND staging generation was reclaimed') end
+end
+local gb = sb .. 't:' .. enct .. ':g:' .. gen
 if phase == 'begin' or phase == 'commit' then
+  -- A copy that copied no checkpoint commits nothing: the target would be a thread without namespaces.
+  if phase == 'commit' and redis.call('EXISTS', gb .. ':ns') == 0 then
+    return redis.error_reply('BADARGS commit of a copy without checkpoints')
+  end
   local old, state, detail = thread_state(sb, enct, now)
   if state == 'lost' then return dataloss(detail) end
   if state == 'live' then
@@ -59,24 +74,25 @@ if phase == 'begin' or phase == 'commit' then
   end
   return 1
 end
--- cps and blobs: still a staging generation the queue knows
-if not redis.call('ZSCORE', KEYS[4], entry) then return redis.error_reply('NOTFOUND staging generation was reclaimed') end
+local encns = ARGV[6]
+local nb = gb .. ':n:' .. encns
+local need = nb .. ':need'
 if phase == 'cps' then
+  -- A page names its namespace in the namespace set, and writes its index: at least one checkpoint.
+  if #ARGV < 8 then return redis.error_reply('BADARGS a page of no checkpoints') end
   -- A shard index lost while the shard has threads would be rebuilt short by this page.
   local lost = check_shard_index(sb, enct)
   if lost then return lost end
+elseif phase == 'blobs' and redis.call('EXISTS', nb .. ':idx') == 0 then
+  -- Values only for a namespace whose checkpoints were copied: the namespace set names only those.
+  return redis.error_reply('BADARGS values of a namespace without copied checkpoints')
 end
 redis.call('ZADD', KEYS[4], now + grace, entry)
-local encns = ARGV[6]
-local gb = sb .. 't:' .. enct .. ':g:' .. gen
-local nb = gb .. ':n:' .. encns
-local need = nb .. ':need'
 if phase == 'check' then
   local f = redis.call('SRANDMEMBER', need)
   if f then return redis.error_reply('MISSING value ' .. f .. ' of a copied checkpoint in ' .. nb) end
   return 1
 end
-redis.call('SADD', gb .. ':ns', encns)
 if phase == 'blobs' then
   local fv, fields = {}, {}
   for i = 7, #ARGV do fv[#fv + 1] = ARGV[i] end
@@ -87,6 +103,7 @@ if phase == 'blobs' then
   end
   return 1
 end
+redis.call('SADD', gb .. ':ns', encns)
 local i = 7
 while i <= #ARGV do
   local id, n = ARGV[i], tonumber(ARGV[i + 1])

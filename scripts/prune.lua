@@ -8,7 +8,9 @@
 --               seed); at most budget ancestors per step, continuing from the cursor with the channels
 --               still open;
 --   drop:       deletes, in id order from the cursor up to L, the checkpoints not in the keep set (a
---               checkpoint put after the plan has a greater id than L and stays);
+--               checkpoint put after the plan has a greater id than L and stays); a step that finds L
+--               deleted since the plan (a DeleteForRuns) deletes nothing and ends the drop: L, which it
+--               never deletes, is what keeps the namespace from being emptied;
 --   finish:     removes the keep sets of the namespaces given and announces the pruning.
 -- A keep set holds the member \0 job token of the job that planned it (ARGV[9]). A plan or drop step whose
 -- keep set no longer holds it (another prune of the namespace started its plan anew, dropping what this
@@ -74,6 +76,9 @@ local pkeep = nb .. ':pkeep'
 if phase == 'drop' then
   if redis.call('SISMEMBER', pkeep, owner) == 0 then return {gen, '', 0} end
   local latest = ARGV[8]
+  -- L deleted since the plan (a DeleteForRuns): what is left below it may hold the namespace's newest now,
+  -- and dropping it could empty the namespace, which the namespace set still names. Nothing is dropped.
+  if not redis.call('ZSCORE', nb .. ':idx', latest) then return {gen, '', 0} end
   local min = '-'
   if ARGV[6] ~= '' then min = '(' .. ARGV[6] end
   local ids = redis.call('ZRANGEBYLEX', nb .. ':idx', min, '[' .. latest, 'LIMIT', 0, budget)

@@ -175,7 +175,10 @@ async function pruneKeepLatest(o: Ops, th: string): Promise<void> {
  * generation of copy_write.lua, which becomes the target at once at commit).
  * A source deleted or replaced during the copy, or one whose values of
  * checkpoints the copy had taken were reclaimed before the copy read them (a
- * prune or deleteForRuns meanwhile), fails it with NotFoundError.
+ * prune or deleteForRuns meanwhile), fails it with NotFoundError, as does a
+ * copy idle for longer than the grace of its staging generation. A source
+ * whose namespaces were all emptied before the copy read them copies
+ * nothing, as a thread without checkpoints.
  */
 export async function copyThread(o: Ops, source: string, target: string): Promise<void> {
   for (const th of [source, target]) {
@@ -233,6 +236,7 @@ export async function copyThread(o: Ops, source: string, target: string): Promis
     let count = 0;
     const runBase = o.layout.shardBase(tShard) + "run:";
     for (const encns of namespaces) {
+      const before = count;
       for (let cursor: Arg = ""; ;) {
         const r = await read("cps", encns, cursor);
         if (!r) throw new NotFoundError("copy thread: the source thread was deleted during the copy");
@@ -256,6 +260,8 @@ export async function copyThread(o: Ops, source: string, target: string): Promis
         cursor = buf(r[0]);
         if (cursor.length === 0) break;
       }
+      // A namespace emptied since the source listed it: no checkpoint, so no value, to copy.
+      if (count === before) continue;
       for (let cursor: Arg = "0"; ;) {
         const r = await read("blobs", encns, cursor);
         if (!r) throw new NotFoundError("copy thread: the source thread was deleted during the copy");
@@ -265,6 +271,12 @@ export async function copyThread(o: Ops, source: string, target: string): Promis
       }
       // Every value the copied checkpoints point to was written (copy_write.lua's need set).
       await write("check", encns);
+    }
+    if (count === 0) {
+      // Every namespace listed was emptied before its checkpoints were read: nothing to copy, as from a
+      // thread without checkpoints.
+      await write("abort").catch(() => undefined);
+      return;
     }
     await write("commit", String(o.ttl), String(count), ...o.eventSpec(["t", "thread_copied", "th", encode(target), "from", encode(source)]));
   } catch (e) {

@@ -4,7 +4,7 @@ import type { CheckpointTuple } from "@langchain/langgraph-checkpoint";
 import type { Address } from "./address.js";
 import { arr, buf, str, type Reply } from "./conn.js";
 import { CorruptError, scriptError } from "./errors.js";
-import { encode, parseMember } from "./keys.js";
+import { SEP, encode, parseMember } from "./keys.js";
 import { READ_PAGE, ValueGone, readValues, valuesBytes, type CheckpointRead } from "./outoflua.js";
 import type { ReadOps } from "./readops.js";
 import { scripts } from "./scripts.js";
@@ -12,6 +12,22 @@ import { Walk, latinCompare, parseListMember, type Query } from "./walk.js";
 
 function pageOf(o: ReadOps, q: Query): number {
 return q.left >= 0 && q.left < o.pageSize ? q.left : o.pageSize;
+}
+
+/**
+ * firstGen returns a test of whether a member of a shard index is of the generation of its thread that a
+ * listing of every thread met first (recording it when the thread is new to it). A thread deleted and written again (or copied onto) while
+ * the listing runs has a new generation, which may hold the ids already listed: its checkpoints are skipped, as a
+ * listing of that thread alone ends at a change of generation, and so no checkpoint is listed twice.
+ */
+function firstGen(): (member: string) => boolean {
+  const gens = new Map<string, string>(); // encoded thread -> generation
+  return (member) => {
+    const [, enct, , gen] = member.split(SEP);
+    const g = gens.get(enct!);
+    if (g === undefined) gens.set(enct!, gen!);
+    return g === undefined || g === gen;
+  };
 }
 
 /** listOne lists one thread, or every thread of a saver with one shard, a page of list.lua at a time. */
@@ -26,6 +42,7 @@ export async function* listOne(o: ReadOps, q: Query): AsyncGenerator<CheckpointT
     w = new Walk(o.layout.all(0), "shard", o.layout.shardBase(0), "", "", q);
   }
   let what: "0" | "2" = o.sizes.small(q.thread, READ_PAGE) ? "0" : "2";
+  const first = firstGen();
   while (!w.done && q.left !== 0) {
     const at = w.save();
     const call = w.call(q, pageOf(o, q), what, o.refreshMs());
@@ -45,7 +62,7 @@ export async function* listOne(o: ReadOps, q: Query): AsyncGenerator<CheckpointT
       const m = str(parts[0]);
       const a = parseListMember(q, w.mode, m);
       const read: CheckpointRead = { thread: a.thread, ns: a.ns, gen: w.mode === "shard" ? parseMember(m).gen : gen, flat: parts[1]!, values: parts[2]! };
-      return { a, read, extra: parts[3]! };
+      return { a, read, extra: parts[3]!, member: m };
     });
     try {
       await readValues(o.conn, o.layout, items.map((it) => it.read));
@@ -61,6 +78,7 @@ export async function* listOne(o: ReadOps, q: Query): AsyncGenerator<CheckpointT
     }
     what = o.sizes.small(q.thread, READ_PAGE) ? "0" : "2";
     for (const it of items) {
+      if (w.mode === "shard" && !first(it.member)) continue;
       yield await o.decodeTuple(it.a.thread, it.a.ns, it.a.id, it.read.flat, it.read.values, it.extra);
       if (q.left > 0) q.left--;
       if (q.left === 0) return;
@@ -72,6 +90,7 @@ export async function* listOne(o: ReadOps, q: Query): AsyncGenerator<CheckpointT
 export async function* listMerged(o: ReadOps, q: Query): AsyncGenerator<CheckpointTuple> {
   const walks = Array.from({ length: o.layout.shards }, (_, n) =>
     Object.assign(new Walk(o.layout.all(n), "shard", o.layout.shardBase(n), "", "", q), { buf: [] as string[] }));
+  const first = firstGen();
   while (q.left !== 0) {
     const page = pageOf(o, q);
     const pending = walks.filter((w) => w.buf.length === 0 && !w.done);
@@ -98,7 +117,8 @@ export async function* listMerged(o: ReadOps, q: Query): AsyncGenerator<Checkpoi
         if (!best || latinCompare(w.buf[0]!, best.buf[0]!) > 0) best = w;
       }
       if (!best) break;
-      batch.push(best.buf.shift()!);
+      const m = best.buf.shift()!;
+      if (first(m)) batch.push(m);
     }
     if (batch.length === 0) {
       if (walks.every((w) => w.done && w.buf.length === 0)) return;

@@ -67,8 +67,10 @@ export async function readValues(conn: Conn, layout: Layout, reads: CheckpointRe
     refs[i] = { key, idx };
   });
   if (byKey.size === 0) return;
-  const keys = [...byKey.keys()];
+  // A hash with no value to read (its checkpoints name no channel) is not read: HMGET needs a field.
+  const keys = [...byKey.keys()].filter((k) => byKey.get(k)!.fields.length > 0);
   const got = new Map<string, Reply[]>();
+  for (const [k, want] of byKey) if (want.fields.length === 0) got.set(k, []);
   const replies = await Promise.all(keys.map((k) => conn.send(k, ["HMGET", k, ...byKey.get(k)!.fields])));
   keys.forEach((k, i) => got.set(k, arr(replies[i])));
   reads.forEach((r, i) => {

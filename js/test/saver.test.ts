@@ -478,6 +478,22 @@ describe("values out of Lua", () => {
     void cfg;
   });
 
+  it("a page of large values with a checkpoint that names no channel reads no HMGET of its namespace", async () => {
+    const s = fresh();
+    const { ids } = await docChain(s, "big", 2);
+    const bare = uuid6(5);
+    await s.put({ configurable: { thread_id: "big", checkpoint_ns: "bare" } }, { ...emptyCheckpoint(), id: bare }, md(0), {});
+    const rec = recording();
+    const r = new RedcheckSaver(rec as any, { prefix: s.layout.prefix });
+    await r.setup();
+    rec.sent.length = 0;
+    const listed = [];
+    for await (const t of r.list({ configurable: { thread_id: "big" } })) listed.push(t);
+    expect(listed.map((t) => t.checkpoint.id).sort()).toEqual([...ids, bare].sort());
+    expect(listed.find((t) => t.checkpoint.id === bare)!.checkpoint.channel_values).toEqual({});
+    expect(hmgets(rec.sent).map((c) => c.length - 2)).toEqual([1 + 2]); // the namespace "" only
+  });
+
   it("a value gone between the two reads sends the read back to the script: lost data, or a thread deleted", async () => {
     const s = fresh();
     await docChain(s, "big", 2);

@@ -1,0 +1,397 @@
+package redissaver_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/internal/redistest"
+	"github.com/graphstate/redcheck/internal/testctx"
+	"github.com/graphstate/redcheck/redissaver"
+	"github.com/redis/go-redis/v9"
+)
+
+// The chaos test: workers, each with its own Saver of one prefix (the
+// options of saverVariants), run random operations at once on a few
+// threads: puts, forks, re-sent puts, pending writes, reads, listings,
+// delta histories, deletions of threads and runs, copies and prunes. No
+// reference can say what a read returns while others write, so every
+// answer is checked against what holds whatever the interleaving:
+//
+//   - nothing is lost (no key is deleted behind the savers' backs), so no
+//     call answers checkpoint.ErrDataLoss, and each call answers only the
+//     errors its contract allows in a race (a copy whose target was written
+//     meanwhile, pending writes to a checkpoint deleted meanwhile);
+//   - a channel's value is the one put under its version (every value is a
+//     function of its channel and version), and a pending write belongs to
+//     the checkpoint it is read with (every write names its checkpoint and
+//     task); a tuple's parent is in its thread and namespace;
+//   - a listing never repeats a checkpoint;
+//   - once every worker stopped, Check finds no violation, and every
+//     checkpoint of every thread reads back by id.
+//
+// REDCHECK_CHAOS_SEEDS and REDCHECK_CHAOS_OPS (operations per worker) run
+// it longer.
+func TestConcurrentChaos(t *testing.T) {
+	t.Run("miniredis", func(t *testing.T) {
+		_, rdb := redistest.Mini(t)
+		forChaosSeeds(t, rdb)
+	})
+	t.Run("redis", func(t *testing.T) { forChaosSeeds(t, redistest.Real(t)) })
+}
+
+func forChaosSeeds(t *testing.T, rdb redis.UniversalClient) {
+	seeds, ops := envInt(t, "REDCHECK_CHAOS_SEEDS", 2), envInt(t, "REDCHECK_CHAOS_OPS", 150)
+	for seed := range uint64(seeds) {
+		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) { newChaos(t, rdb).run(seed, ops) })
+	}
+}
+
+// A smaller universe than the model's, so that the workers meet often.
+var (
+	chaosThreads  = []string{"c 0", "c:1", "c{2}"}
+	chaosNS       = []string{"", "sub:a"}
+	chaosChannels = []string{"a", "b", "c"}
+	chaosTasks    = []string{"task1", "task2"}
+)
+
+type chaos struct {
+	t      *testing.T
+	ctx    context.Context
+	savers []*redissaver.Saver
+	names  []string
+	// version counts the channel versions handed out, across workers.
+	version atomic.Int64
+	mu      sync.Mutex
+	// seen: per thread and namespace, the checkpoints put there (some since
+	// deleted), with their channel versions.
+	seen map[string][]checkpoint.Checkpoint
+	// failed: the first violation; the workers stop at it.
+	failed atomic.Pointer[string]
+	// log: every operation's end, in the order they ended, for the report.
+	logMu sync.Mutex
+	log   []string
+}
+
+// logf records an operation that ended.
+func (c *chaos) logf(format string, args ...any) {
+	c.logMu.Lock()
+	defer c.logMu.Unlock()
+	c.log = append(c.log, fmt.Sprintf("%4d ", len(c.log))+fmt.Sprintf(format, args...))
+}
+
+// report is the first violation with the last operations before it.
+func (c *chaos) report() string {
+	c.logMu.Lock()
+	defer c.logMu.Unlock()
+	if dir := os.Getenv("REDCHECK_CHAOS_LOG"); dir != "" {
+		_ = os.WriteFile(filepath.Join(dir, strings.ReplaceAll(c.t.Name(), "/", "-")+".log"), []byte(strings.Join(c.log, "\n")), 0o644)
+	}
+	tail := c.log[max(0, len(c.log)-40):]
+	return fmt.Sprintf("%s\n\nthe last operations to end (of %d), in the order they ended:\n%s", *c.failed.Load(), len(c.log),
+		strings.Join(tail, "\n"))
+}
+
+func newChaos(t *testing.T, rdb redis.UniversalClient) *chaos {
+	c := &chaos{t: t, ctx: testctx.Context(t), seen: map[string][]checkpoint.Checkpoint{}}
+	c.savers, c.names = saverVariants(t, c.ctx, rdb, redistest.Prefix(t))
+	return c
+}
+
+func (c *chaos) run(seed uint64, ops int) {
+	var wg sync.WaitGroup
+	for w := range 2 * len(c.savers) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			k := &chaosWorker{c: c, rng: rand.New(rand.NewPCG(seed, uint64(w))), s: c.savers[w%len(c.savers)],
+				name: fmt.Sprintf("worker %d (%s)", w, c.names[w%len(c.savers)])}
+			for range ops {
+				if c.failed.Load() != nil {
+					return
+				}
+				k.step()
+			}
+		}()
+	}
+	wg.Wait()
+	if c.failed.Load() != nil {
+		c.t.Fatal(c.report())
+	}
+	c.settled()
+}
+
+// fail records the first violation; run reports it once the workers stop.
+func (c *chaos) fail(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	c.failed.CompareAndSwap(nil, &msg)
+}
+
+// settled checks the store once every worker stopped: Check through each
+// saver, and every checkpoint listed reads back by id, through each saver.
+func (c *chaos) settled() {
+	for i, s := range c.savers {
+		v, err := s.Check(c.ctx, "")
+		if err != nil || len(v) > 0 {
+			c.t.Fatalf("Check through %s: %v %v", c.names[i], v, err)
+		}
+	}
+	all, err := collectList(c.savers[0].List(c.ctx, checkpoint.ListQuery{}))
+	if err != nil {
+		c.t.Fatalf("List of every thread: %v", err)
+	}
+	for _, tp := range all {
+		c.checkTuple("List of every thread", tp)
+		for i, s := range c.savers {
+			got, err := s.GetTuple(c.ctx, tp.Config)
+			if err != nil {
+				c.t.Fatalf("GetTuple %+v through %s after the run: %v", tp.Config, c.names[i], err)
+			}
+			c.checkTuple("GetTuple after the run", got)
+		}
+	}
+	if f := c.failed.Load(); f != nil {
+		c.t.Fatal(*f)
+	}
+}
+
+// chaosValue is the value of a channel at a version: its channel and
+// version, padded so that some values are compressed and some exceed the
+// 32 KiB a read keeps out of Lua.
+func chaosValue(ch, version string) string {
+	v := ch + "=" + version
+	n, _ := strconv.Atoi(strings.TrimLeft(version[:12], "0"))
+	switch {
+	case n%11 == 0:
+		return v + strings.Repeat("L", 40<<10)
+	case n%3 == 0:
+		return v + strings.Repeat("m", 2000)
+	}
+	return v
+}
+
+// chaosWrite is the value of a pending write: the checkpoint it is put
+// against, its task and index.
+func chaosWrite(id, task string, idx int) string { return fmt.Sprintf("w|%s|%s|%d", id, task, idx) }
+
+// checkTuple records a violation in a tuple read.
+func (c *chaos) checkTuple(op string, tp *checkpoint.Tuple) {
+	if tp.ParentConfig != nil && (tp.ParentConfig.ThreadID != tp.Config.ThreadID || tp.ParentConfig.CheckpointNS != tp.Config.CheckpointNS) {
+		c.fail("%s: %+v has the parent %+v", op, tp.Config, *tp.ParentConfig)
+	}
+	if tp.Config.CheckpointID != tp.Checkpoint.ID {
+		c.fail("%s: config %+v of checkpoint %q", op, tp.Config, tp.Checkpoint.ID)
+	}
+	for ch, v := range tp.Checkpoint.ChannelValues {
+		ver, ok := tp.Checkpoint.ChannelVersions[ch]
+		if want := chaosValue(ch, ver); !ok || v != want {
+			c.fail("%s: %+v channel %q version %q holds %.60q, want %.60q", op, tp.Config, ch, ver, v, want)
+		}
+	}
+	for _, w := range tp.PendingWrites {
+		s, _ := w.Value.(string)
+		if !strings.HasPrefix(s, "w|"+tp.Checkpoint.ID+"|"+w.TaskID+"|") || !slices.Contains(chaosChannels, w.Channel) {
+			c.fail("%s: %+v holds the write %q %q %q", op, tp.Config, w.TaskID, w.Channel, s)
+		}
+	}
+}
+
+// allowed records a violation unless err is nil or one of ok.
+func (c *chaos) allowed(op string, err error, ok ...error) bool {
+	c.logf("%s: %v", op, err)
+	if err == nil {
+		return true
+	}
+	for _, e := range ok {
+		if errors.Is(err, e) {
+			return false
+		}
+	}
+	c.fail("%s: %v", op, err)
+	return false
+}
+
+type chaosWorker struct {
+	c    *chaos
+	rng  *rand.Rand
+	s    *redissaver.Saver
+	name string
+	// last: this worker's last Put, sent again as a client re-sending a call.
+	last *chaosPut
+}
+
+type chaosPut struct {
+	cfg checkpoint.Config
+	cp  checkpoint.Checkpoint
+	md  checkpoint.Metadata
+	nv  map[string]string
+}
+
+func (k *chaosWorker) pick(list []string) string { return list[k.rng.IntN(len(list))] }
+
+// known returns a checkpoint put in the thread and namespace (maybe since
+// deleted), or false when none was.
+func (k *chaosWorker) known(th, ns string) (checkpoint.Checkpoint, bool) {
+	k.c.mu.Lock()
+	defer k.c.mu.Unlock()
+	cps := k.c.seen[addr(th, ns)]
+	if len(cps) == 0 {
+		return checkpoint.Checkpoint{}, false
+	}
+	return cps[k.rng.IntN(len(cps))], true
+}
+
+func (k *chaosWorker) remember(th, ns string, cp checkpoint.Checkpoint) {
+	k.c.mu.Lock()
+	defer k.c.mu.Unlock()
+	k.c.seen[addr(th, ns)] = append(k.c.seen[addr(th, ns)], cp)
+}
+
+func (k *chaosWorker) step() {
+	ctx, c, s := k.c.ctx, k.c, k.s
+	th, ns := k.pick(chaosThreads), k.pick(chaosNS)
+	op := func(what string) string { return fmt.Sprintf("%s: %s thread %q ns %q", k.name, what, th, ns) }
+	switch r := k.rng.IntN(100); {
+	case r < 30:
+		k.put(th, ns)
+	case r < 34:
+		// A fork: a copy of a checkpoint beside it, no new versions.
+		src, ok := k.known(th, ns)
+		if !ok {
+			return
+		}
+		tp, err := s.GetTuple(ctx, checkpoint.Config{ThreadID: th, CheckpointNS: ns, CheckpointID: src.ID})
+		if !c.allowed(op("GetTuple before a fork"), err, checkpoint.ErrNotFound) {
+			return
+		}
+		c.checkTuple(op("GetTuple before a fork"), tp)
+		cfg := checkpoint.Config{ThreadID: th, CheckpointNS: ns}
+		if tp.ParentConfig != nil {
+			cfg.CheckpointID = tp.ParentConfig.CheckpointID
+		}
+		cp := tp.Checkpoint
+		cp.ID = checkpoint.NewID()
+		if _, err := s.Put(ctx, cfg, cp, checkpoint.Metadata{"source": "fork", "step": 1}, map[string]string{}); c.allowed(op("fork"), err) {
+			k.remember(th, ns, cp)
+		}
+	case r < 37:
+		if p := k.last; p != nil {
+			_, err := s.Put(ctx, p.cfg, p.cp, p.md, p.nv)
+			c.allowed(op("Put sent again"), err)
+		}
+	case r < 52:
+		cp, ok := k.known(th, ns)
+		if !ok {
+			return
+		}
+		task := k.pick(chaosTasks)
+		var writes []checkpoint.Write
+		for i := range 1 + k.rng.IntN(3) {
+			writes = append(writes, checkpoint.Write{Channel: k.pick(chaosChannels), Value: chaosWrite(cp.ID, task, i)})
+		}
+		err := s.PutWrites(ctx, checkpoint.Config{ThreadID: th, CheckpointNS: ns, CheckpointID: cp.ID}, writes, task, "")
+		c.allowed(op("PutWrites"), err, checkpoint.ErrNotFound)
+	case r < 67:
+		cfg := checkpoint.Config{ThreadID: th, CheckpointNS: ns}
+		if cp, ok := k.known(th, ns); ok && k.rng.IntN(2) == 0 {
+			cfg.CheckpointID = cp.ID
+		}
+		tp, err := s.GetTuple(ctx, cfg)
+		if c.allowed(op("GetTuple"), err, checkpoint.ErrNotFound) {
+			c.checkTuple(op("GetTuple"), tp)
+		}
+	case r < 77:
+		q := checkpoint.ListQuery{ThreadID: th}
+		if k.rng.IntN(4) == 0 {
+			q.ThreadID = ""
+		}
+		if k.rng.IntN(2) == 0 {
+			q.CheckpointNS = checkpoint.NS(ns)
+		}
+		seen := map[checkpoint.Config]bool{}
+		var err error
+		for tp, lerr := range s.List(ctx, q) {
+			if err = lerr; err != nil {
+				break
+			}
+			if seen[tp.Config] {
+				c.fail("%s: %+v listed twice", op("List"), tp.Config)
+			}
+			seen[tp.Config] = true
+			c.checkTuple(op("List"), tp)
+		}
+		c.allowed(fmt.Sprintf("%s: List thread %q ns %v", k.name, q.ThreadID, q.CheckpointNS != nil), err)
+	case r < 85:
+		cfg := checkpoint.Config{ThreadID: th, CheckpointNS: ns}
+		if cp, ok := k.known(th, ns); ok && k.rng.IntN(2) == 0 {
+			cfg.CheckpointID = cp.ID
+		}
+		hist, err := s.DeltaChannelHistory(ctx, cfg, chaosChannels[:1+k.rng.IntN(len(chaosChannels))])
+		if !c.allowed(op("DeltaChannelHistory"), err, checkpoint.ErrNotFound) {
+			return
+		}
+		for ch, h := range hist {
+			if seed, _ := h.Seed.(string); h.HasSeed && !strings.HasPrefix(seed, ch+"=") {
+				c.fail("%s: channel %q has the seed %.60q", op("DeltaChannelHistory"), ch, seed)
+			}
+			for _, w := range h.Writes {
+				if s, _ := w.Value.(string); w.Channel != ch || !strings.HasPrefix(s, "w|") {
+					c.fail("%s: channel %q has the write %q %q", op("DeltaChannelHistory"), ch, w.Channel, s)
+				}
+			}
+		}
+	case r < 88:
+		c.allowed(op("DeleteThread"), s.DeleteThread(ctx, th))
+	case r < 91:
+		c.allowed(op("DeleteForRuns"), s.DeleteForRuns(ctx, []string{"run-" + ns}))
+	case r < 95:
+		dst := k.pick(chaosThreads)
+		// The source deleted or pruned meanwhile (ErrNotFound), the target
+		// written meanwhile (ErrInvalidConfig).
+		c.allowed(op("CopyThread to "+dst), s.CopyThread(ctx, th, dst), checkpoint.ErrNotFound, checkpoint.ErrInvalidConfig)
+	default:
+		strategy := checkpoint.PruneKeepLatest
+		if k.rng.IntN(4) == 0 {
+			strategy = checkpoint.PruneDelete
+		}
+		c.allowed(op("Prune "+string(strategy)), s.Prune(ctx, []string{th}, strategy))
+	}
+}
+
+// put writes the next checkpoint of a thread and namespace: a child of one
+// put there before (maybe deleted since), or a root; each channel changes
+// with some chance, and every new version comes with its value.
+func (k *chaosWorker) put(th, ns string) {
+	cfg := checkpoint.Config{ThreadID: th, CheckpointNS: ns}
+	versions := map[string]string{}
+	if parent, ok := k.known(th, ns); ok && k.rng.IntN(5) > 0 {
+		cfg.CheckpointID = parent.ID
+		for ch, v := range parent.ChannelVersions {
+			versions[ch] = v
+		}
+	}
+	values, nv := map[string]any{}, map[string]string{}
+	for _, ch := range chaosChannels {
+		if versions[ch] == "" || k.rng.IntN(3) == 0 {
+			v := fmt.Sprintf("%012d.%08x", k.c.version.Add(1), k.rng.Uint32())
+			versions[ch], nv[ch], values[ch] = v, v, chaosValue(ch, v)
+		}
+	}
+	cp := checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(), TS: "2026-11-28T00:00:00Z", ChannelValues: values,
+		ChannelVersions: versions, VersionsSeen: map[string]map[string]string{}}
+	md := checkpoint.Metadata{"source": "loop", "step": 1, "run_id": "run-" + ns}
+	if _, err := k.s.Put(k.c.ctx, cfg, cp, md, nv); k.c.allowed(fmt.Sprintf("%s: Put thread %q ns %q", k.name, th, ns), err) {
+		k.remember(th, ns, cp)
+		k.last = &chaosPut{cfg: cfg, cp: cp, md: md, nv: nv}
+	}
+}
