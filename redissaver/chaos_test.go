@@ -126,7 +126,9 @@ func (c *chaos) run(seed uint64, ops int) {
 	}
 	wg.Wait()
 	if c.failed.Load() != nil {
-		c.t.Fatal(c.report())
+		// What the store holds now, for the report.
+		v, err := c.savers[0].Check(c.ctx, "")
+		c.t.Fatalf("%s\n\nCheck now: %v %v", c.report(), v, err)
 	}
 	c.settled()
 }
@@ -394,4 +396,11 @@ func (k *chaosWorker) put(th, ns string) {
 		k.remember(th, ns, cp)
 		k.last = &chaosPut{cfg: cfg, cp: cp, md: md, nv: nv}
 	}
+}
+
+// TestConcurrentChaosCluster runs it on a 3-master Cluster (make
+// test-cluster).
+func TestConcurrentChaosCluster(t *testing.T) {
+	redistest.RequireCluster(t)
+	forChaosSeeds(t, redistest.StartCluster(t, 3, 0).Client(t))
 }

@@ -322,6 +322,70 @@ func TestCopyOverlappingPrune(t *testing.T) {
 	}
 }
 
+// TestCopyOverlappingDeleteForRuns: a DeleteForRuns of the source's run
+// between a copy's reading of the checkpoints and of the values. The run's
+// checkpoint the copy took is then in the run index twice: under the
+// source's generation (deleted with it) and under the copy's staging
+// generation, which is no thread's generation yet. The DeleteForRuns must
+// leave the staging member in the index (it removed it as a retired
+// generation's): the copy commits a checkpoint of the run that its run
+// index names, which Check requires and a later DeleteForRuns deletes. The
+// value it points to stays in the source (a later checkpoint names it), so
+// the copy succeeds.
+func TestCopyOverlappingDeleteForRuns(t *testing.T) {
+	for name, client := range overlapBackends {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			s := overlapSaver(t, client(t))
+			// 0 of run "doomed" writes a=1; 1 (no run) names it and writes b=1.
+			cfg := checkpoint.Config{ThreadID: "src"}
+			var ids []string
+			for i, nv := range []map[string]string{{"a": "1"}, {"b": "1"}} {
+				cp := checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(), ChannelValues: map[string]any{"a": "A", "b": "B"},
+					ChannelVersions: map[string]string{"a": "1"}}
+				md := checkpoint.Metadata{}
+				if i == 0 {
+					md["run_id"] = "doomed"
+				} else {
+					cp.ChannelVersions["b"] = "1"
+				}
+				var err error
+				cfg, err = s.Put(ctx, cfg, cp, md, nv)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ids = append(ids, cfg.CheckpointID)
+			}
+			copyBetweenPhases = func() {
+				if err := s.DeleteForRuns(ctx, []string{"doomed"}); err != nil {
+					t.Error(err)
+				}
+			}
+			err := s.CopyThread(ctx, "src", "dst")
+			copyBetweenPhases = nil
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v, err := s.Check(ctx, ""); err != nil || len(v) > 0 {
+				t.Fatalf("Check after the copy: %v %v", v, err)
+			}
+			got, err := s.GetTuple(ctx, checkpoint.Config{ThreadID: "dst", CheckpointID: ids[0]})
+			if err != nil || got.Checkpoint.ChannelValues["a"] != "A" {
+				t.Fatalf("the copied checkpoint of the run: %v, %v", got, err)
+			}
+			if err := s.DeleteForRuns(ctx, []string{"doomed"}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.GetTuple(ctx, checkpoint.Config{ThreadID: "dst", CheckpointID: ids[0]}); !errors.Is(err, checkpoint.ErrNotFound) {
+				t.Errorf("the copied checkpoint of the run after a second DeleteForRuns: %v, want ErrNotFound", err)
+			}
+			if v, err := s.Check(ctx, ""); err != nil || len(v) > 0 {
+				t.Errorf("Check at the end: %v %v", v, err)
+			}
+		})
+	}
+}
+
 // TestDeltaHistoryOverlappingDelete: a delta history walk of several steps,
 // and a DeleteForRuns between two of them that deletes the ancestor the next
 // step continues from. The walk must not end there as at a parent deleted

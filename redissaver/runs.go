@@ -17,10 +17,11 @@ const runBudget = 64
 // through a run index kept by Put, never by scanning keys. A child whose
 // parent is deleted stays, with its ParentConfig still naming the parent.
 //
-// It works in bounded steps: each step deletes at most runBudget
-// checkpoints of one run in one shard (each checkpoint with its index
-// entries, atomically), and the first step of every (shard, run) goes in one
-// pipelined round trip. Then the values the deleted checkpoints alone
+// It works in bounded steps: each step scans about runBudget members of the
+// index of one run in one shard and deletes their checkpoints (each
+// checkpoint with its index entries, atomically), and the steps of every
+// (shard, run) go in one pipelined round trip. Checkpoints put to the runs
+// during the call may or may not be deleted. Then the values the deleted checkpoints alone
 // pointed to are removed, per namespace, in bounded mark and sweep steps
 // (blob_gc.lua). Readers meanwhile see each checkpoint either whole or gone.
 // Cut off, the call leaves a state readers handle (some checkpoints of the
@@ -40,13 +41,14 @@ func (s *Saver) DeleteForRuns(ctx context.Context, runIDs []string) error {
 		return nil
 	}
 	type runShard struct {
-		shard int
-		key   string
+		shard  int
+		key    string
+		cursor string // the SSCAN cursor of its run index
 	}
 	var pending []runShard
 	for n := 0; n < s.layout.Shards(); n++ {
 		for _, r := range valid {
-			pending = append(pending, runShard{n, s.layout.Run(n, r)})
+			pending = append(pending, runShard{n, s.layout.Run(n, r), "0"})
 		}
 	}
 	maxlen, feedMaxlen := s.eventBounds()
@@ -56,7 +58,7 @@ func (s *Saver) DeleteForRuns(ctx context.Context, runIDs []string) error {
 	for len(pending) > 0 {
 		calls := make([]scriptCall, len(pending))
 		for i, p := range pending {
-			calls[i] = scriptCall{keys: []string{p.key}, args: []any{s.layout.ShardBase(p.shard), runBudget, maxlen, feedMaxlen, names}}
+			calls[i] = scriptCall{keys: []string{p.key}, args: []any{s.layout.ShardBase(p.shard), runBudget, maxlen, feedMaxlen, names, p.cursor}}
 		}
 		cmds, err := s.runPipelined(ctx, scriptrun.DeleteRuns, calls)
 		if err != nil {
@@ -68,7 +70,7 @@ func (s *Saver) DeleteForRuns(ctx context.Context, runIDs []string) error {
 			if err != nil {
 				return scriptErr("delete for runs", err)
 			}
-			left, ok := res[0].(int64)
+			cursor, ok := res[0].(string)
 			if !ok || len(res)%3 != 1 {
 				return corrupt("delete runs reply %v", res)
 			}
@@ -88,8 +90,8 @@ func (s *Saver) DeleteForRuns(ctx context.Context, runIDs []string) error {
 					}
 				}
 			}
-			if left > 0 {
-				next = append(next, pending[i])
+			if cursor != "0" {
+				next = append(next, runShard{pending[i].shard, pending[i].key, cursor})
 			}
 		}
 		pending = next

@@ -1,26 +1,31 @@
 -- delete_runs.lua: one bounded step of deleting the checkpoints of one run in one shard, with their writes and
--- index entries; the client repeats it while the run index holds members, then removes the values no
+-- index entries; the client repeats it from the cursor it returns until that is "0", then removes the values no
 -- remaining checkpoint points to with blob_gc.lua on every namespace it returns.
 -- KEYS[1] run index set (members: id \0 thread \0 namespace \0 generation)
 -- ARGV[1] shard base "P:{N}:"
--- ARGV[2] budget: run index members to act on at most
+-- ARGV[2] budget: run index members to act on at most (SSCAN's COUNT)
 -- ARGV[3] stream maxlen (0 or less: no events), ARGV[4] feed maxlen
 -- ARGV[5] the run ids of the call, for the events: len ":" run id, repeated
--- Returns: {members left in the run index, then triples encoded thread, generation, encoded namespace of
---          the namespaces that lost checkpoints and still hold some}. Each thread that lost checkpoints gets
+-- ARGV[6] the SSCAN cursor of the run index ("0" to start)
+-- Returns: {next cursor ("0" when the scan is over), then triples encoded thread, generation, encoded namespace
+--          of the namespaces that lost checkpoints and still hold some}. Each thread that lost checkpoints gets
 --          an event {t runs_deleted, th thread, runs ARGV[5], n count} in its stream and the shard's feed.
 -- A member is acted on only if its generation is its thread's current one and the checkpoint still names
--- this run index (field "r"): a checkpoint re-put under another run is left alone, and members of retired
--- generations are left to the reclaim. Every member examined leaves the run index. A namespace left without
--- checkpoints goes, and so does a thread left without namespaces.
--- Work bound: at most ARGV[2] members, each O(log n).
+-- this run index (field "r"): a checkpoint re-put under another run is left alone. A member whose checkpoint
+-- is gone or names no longer this run leaves the run index. One of another generation whose checkpoint names
+-- this run stays: a retired generation's checkpoints leave it when their reclaim deletes them, and a copy's
+-- staging generation becomes its target's at the commit (removed now, the copied checkpoint would be in no
+-- run index: a later call would not find it). A namespace left without checkpoints goes, and so does a thread
+-- left without namespaces. Checkpoints put to the run while the scan runs may or may not be deleted.
+-- Work bound: one SSCAN of COUNT ARGV[2] (about that many members), each O(log n).
 local sb, budget = ARGV[1], tonumber(ARGV[2])
 local maxlen, feedmaxlen = event_bounds(3) -- read before the first write
 local now = now_ms()
 local touched, order = {}, {} -- "thread \0 generation \0 namespace" -> {thread, generation, namespace}
 local perthread = {} -- thread -> checkpoints deleted
 local current = {}
-for _, member in ipairs(redis.call('SRANDMEMBER', KEYS[1], budget)) do
+local scan = redis.call('SSCAN', KEYS[1], ARGV[6], 'COUNT', budget)
+for _, member in ipairs(scan[2]) do
   local parts = split0(member)
   local id, enct, encns, g = parts[1], parts[2], parts[3], parts[4]
   local cur = current[enct]
@@ -30,23 +35,20 @@ for _, member in ipairs(redis.call('SRANDMEMBER', KEYS[1], budget)) do
     if state == 'live' then cur = gen end
     current[enct] = cur
   end
-  local dropped = false
-  if g and cur == g then
-    local cp = sb .. 't:' .. enct .. ':g:' .. g .. ':n:' .. encns .. ':cp:' .. id
-    if redis.call('HGET', cp, 'r') == KEYS[1] then
-      drop_checkpoint(sb, enct, encns, g, id)
-      dropped = true
-      perthread[enct] = (perthread[enct] or 0) + 1
-      local key = enct .. '\0' .. g .. '\0' .. encns
-      if not touched[key] then
-        touched[key] = {enct, g, encns}
-        order[#order + 1] = key
-      end
+  local ours = g and encns and redis.call('HGET', sb .. 't:' .. enct .. ':g:' .. g .. ':n:' .. encns .. ':cp:' .. id, 'r') == KEYS[1]
+  if ours and cur == g then
+    drop_checkpoint(sb, enct, encns, g, id)
+    perthread[enct] = (perthread[enct] or 0) + 1
+    local key = enct .. '\0' .. g .. '\0' .. encns
+    if not touched[key] then
+      touched[key] = {enct, g, encns}
+      order[#order + 1] = key
     end
+  elseif not ours then
+    redis.call('SREM', KEYS[1], member)
   end
-  if not dropped then redis.call('SREM', KEYS[1], member) end
 end
-local out = {redis.call('SCARD', KEYS[1])}
+local out = {scan[1]}
 for _, key in ipairs(order) do
   local t = touched[key]
   local gb = sb .. 't:' .. t[1] .. ':g:' .. t[2]

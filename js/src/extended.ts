@@ -35,23 +35,24 @@ interface NsRef {
 
 /**
  * deleteForRuns deletes every checkpoint whose metadata run_id is one of
- * runIds, through the run indexes (delete_runs.lua, at most 128 members per
- * step, the first step of every (shard, run) sent together), then removes
- * the values no remaining checkpoint points to (blob_gc.lua). Cut off, it
- * leaves a state readers handle; repeat it to finish.
+ * runIds, through the run indexes (delete_runs.lua, a scan of about 128
+ * members per step, the steps of every (shard, run) sent together), then
+ * removes the values no remaining checkpoint points to (blob_gc.lua).
+ * Checkpoints put to the runs meanwhile may or may not be deleted. Cut off,
+ * it leaves a state readers handle; repeat it to finish.
  */
 export async function deleteForRuns(o: Ops, runIds: string[]): Promise<void> {
   const valid = runIds.filter((r) => typeof r === "string" && !validateRunID(r));
   if (valid.length === 0) return;
-  let pending: { shard: number; key: string }[] = [];
-  for (let n = 0; n < o.layout.shards; n++) for (const r of valid) pending.push({ shard: n, key: o.layout.run(n, r) });
+  let pending: { shard: number; key: string; cursor: Arg }[] = [];
+  for (let n = 0; n < o.layout.shards; n++) for (const r of valid) pending.push({ shard: n, key: o.layout.run(n, r), cursor: "0" });
   const [maxLen, feedMaxLen] = o.eventBounds();
   const names = joinNames(valid);
   const touched = new Set<string>();
   const refs: NsRef[] = [];
   while (pending.length > 0) {
     const replies = await Promise.all(pending.map((p) =>
-      o.conn.run(scripts.deleteRuns, [p.key], [o.layout.shardBase(p.shard), String(RUN_BUDGET), maxLen, feedMaxLen, names])
+      o.conn.run(scripts.deleteRuns, [p.key], [o.layout.shardBase(p.shard), String(RUN_BUDGET), maxLen, feedMaxLen, names, p.cursor])
         .catch((e) => { throw scriptError("delete for runs", e); })));
     const next: typeof pending = [];
     replies.forEach((res, i) => {
@@ -65,7 +66,8 @@ export async function deleteForRuns(o: Ops, runIds: string[]): Promise<void> {
           refs.push(ref);
         }
       }
-      if (num(r[0]) > 0) next.push(pending[i]!);
+      const cursor = buf(r[0]);
+      if (str(cursor) !== "0") next.push({ ...pending[i]!, cursor });
     });
     pending = next;
   }
