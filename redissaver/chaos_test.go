@@ -24,7 +24,7 @@ import (
 // The chaos test: workers, each with its own Saver of one prefix (the
 // options of saverVariants), run random operations at once on a few
 // threads: puts, forks, re-sent puts, pending writes, reads, listings,
-// delta histories, deletions of threads and runs, copies and prunes. No
+// delta histories, deletions of threads and runs, copies, sweeps and prunes. No
 // reference can say what a read returns while others write, so every
 // answer is checked against what holds whatever the interleaving:
 //
@@ -361,6 +361,9 @@ func (k *chaosWorker) step() {
 		// The source deleted or pruned meanwhile (ErrNotFound), the target
 		// written meanwhile (ErrInvalidConfig).
 		c.allowed(op("CopyThread to "+dst), s.CopyThread(ctx, th, dst), checkpoint.ErrNotFound, checkpoint.ErrInvalidConfig)
+	case r < 96:
+		_, err := s.Sweep(ctx)
+		c.allowed(op("Sweep"), err)
 	default:
 		strategy := checkpoint.PruneKeepLatest
 		if k.rng.IntN(4) == 0 {

@@ -32,12 +32,20 @@ type valuesRead struct {
 	fields []string
 	at     map[string]int // blob field -> its index in fields
 	cmd    *redis.SliceCmd
+	// The checkpoints whose values it reads, with the call token ("o") the
+	// script read of each: read right after the HMGET, a token unchanged
+	// tells that the checkpoint still pointed to those values, which no
+	// reclaim then deletes, nor any Put replaces.
+	cps, tokens []string
+	oks         []*redis.StringCmd
 }
 
 // readValues reads the values a script left out of its reply (list.lua with
 // ARGV[10] "2", get_tuple.lua with ARGV[8] "1": values of over 32 KiB) by
 // plain HMGET of their values hashes, one per namespace, each value once, in
-// one round trip: values then never enter Lua (docs/storage-format.md,
+// one round trip, each followed by the call token of every checkpoint it
+// reads the values of (one changed or gone is errValueGone):
+// values then never enter Lua (docs/storage-format.md,
 // "Values out of Lua"). It sets every such reply's values, aligned with the
 // "c:" fields of its hash. A value missing is errValueGone; an error of
 // Redis is wrapped with op. Replies that hold their values are left alone;
@@ -65,8 +73,12 @@ func (s *Saver) readValues(ctx context.Context, op string, items []cpReply) erro
 		}
 		which[i] = r
 		refs[i] = make([]int, 0, len(pairs)/2)
+		token := ""
 		for j := 0; j < len(pairs); j += 2 {
 			f, _ := pairs[j].(string)
+			if f == fieldToken {
+				token, _ = pairs[j+1].(string)
+			}
 			if !strings.HasPrefix(f, prefixChannel) {
 				continue
 			}
@@ -83,6 +95,8 @@ func (s *Saver) readValues(ctx context.Context, op string, items []cpReply) erro
 			}
 			refs[i] = append(refs[i], k)
 		}
+		r.cps = append(r.cps, s.layout.Checkpoint(it.thread, it.gen, it.ns, it.id))
+		r.tokens = append(r.tokens, token)
 	}
 	// A hash with no value to read (its checkpoints name no channel) is not
 	// read: HMGET needs a field.
@@ -90,6 +104,16 @@ func (s *Saver) readValues(ctx context.Context, op string, items []cpReply) erro
 	if len(reads) > 0 {
 		if err := s.sendValueReads(ctx, reads); err != nil {
 			return redisErr(op, err)
+		}
+	}
+	for _, r := range reads {
+		for k, ok := range r.oks {
+			// A checkpoint deleted or put again since the script read it:
+			// its values may have been deleted, and their fields written
+			// again (an alias, the empty marker) by later Puts.
+			if errors.Is(ok.Err(), redis.Nil) || ok.Val() != r.tokens[k] {
+				return errValueGone
+			}
 		}
 	}
 	for i := range items {
@@ -117,19 +141,40 @@ func (s *Saver) readValues(ctx context.Context, op string, items []cpReply) erro
 	return nil
 }
 
-// sendValueReads sends the HMGETs: the only one alone, several in one
-// pipeline (each reads a hash of its own; no transaction is needed, as every
-// value is checked for).
+// sendValueReads sends the HMGETs, each followed by the HGET of the token of
+// every checkpoint whose values it reads, all in one pipeline: one round
+// trip, and on one connection in that order (the keys of a values hash and
+// of its checkpoints share a hash tag, so a Cluster sends them to one
+// node). A token unchanged after the HMGET names the checkpoint the script
+// read, whose values the HMGET read: only the same Put call, sent again,
+// puts a checkpoint with the same token, and with the same values. (No
+// transaction: the reads of a page span several hash tags, and a
+// transaction per values hash is not one pipeline in go-redis.)
 func (s *Saver) sendValueReads(ctx context.Context, reads []*valuesRead) error {
-	if len(reads) == 1 {
-		r := reads[0]
-		r.cmd = s.rdb.HMGet(ctx, r.key, r.fields...)
-		return r.cmd.Err()
+	_, err := s.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
+		for _, r := range reads {
+			r.cmd = pipe.HMGet(ctx, r.key, r.fields...)
+			r.oks = make([]*redis.StringCmd, len(r.cps))
+			for k, cp := range r.cps {
+				r.oks[k] = pipe.HGet(ctx, cp, fieldToken)
+			}
+		}
+		return nil
+	})
+	if !errors.Is(err, redis.Nil) {
+		return err
 	}
-	pipe := s.rdb.Pipeline()
+	// A checkpoint gone answers nil, which the tokens tell; any other error
+	// is the call's.
 	for _, r := range reads {
-		r.cmd = pipe.HMGet(ctx, r.key, r.fields...)
+		if err := r.cmd.Err(); err != nil {
+			return err
+		}
+		for _, ok := range r.oks {
+			if err := ok.Err(); err != nil && !errors.Is(err, redis.Nil) {
+				return err
+			}
+		}
 	}
-	_, err := pipe.Exec(ctx)
-	return err
+	return nil
 }

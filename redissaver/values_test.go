@@ -274,6 +274,70 @@ func TestListValueGoneBetweenRoundTrips(t *testing.T) {
 	}
 }
 
+// TestListValueWrittenAgainBetweenRoundTrips: between a page's two round
+// trips, a checkpoint of the page is deleted (DeleteForRuns), the reclaim
+// removes the value it alone pointed to, stored under its plain version
+// (a Put through the script writes it there), and a later Put writes that
+// field again: an alias of a value it staged under the same version, or the
+// empty marker of a version it names without a value. The page's HMGET then
+// reads that, not the deleted checkpoint's value: it must not answer it (an
+// alias is no value; the marker would read the channel absent). The token of
+// each checkpoint, read in the same transaction, tells that it went, and the
+// script reads the page again.
+func TestListValueWrittenAgainBetweenRoundTrips(t *testing.T) {
+	for _, b := range backends {
+		for _, c := range []struct {
+			name   string
+			values map[string]any // what the later Put writes of version "9" of "step"
+			nv     map[string]string
+		}{
+			{"an alias", map[string]any{"step": "nine again"}, map[string]string{"step": "9"}},
+			{"the empty marker", map[string]any{}, map[string]string{}},
+		} {
+			t.Run(b.name+"/"+c.name, func(t *testing.T) {
+				ctx := context.Background()
+				rdb := b.client(t)
+				rec := &hmgetRecorder{}
+				rdb.AddHook(seeCommands(rec.see))
+				s := newSaver(t, rdb, redissaver.Options{})
+				ids := docChain(t, s, "big", "", 3)
+				// A saver that knows no generation of the thread puts its child
+				// through the script: the value goes under the plain version.
+				fresh, err := redissaver.New(ctx, rdb, redissaver.Options{Prefix: s.Layout().Prefix(), AcceptEviction: true})
+				must(t, err)
+				x, err := fresh.Put(ctx, checkpoint.Config{ThreadID: "big", CheckpointID: ids[0]}, checkpoint.Checkpoint{V: 4,
+					ID: checkpoint.NewID(), ChannelValues: map[string]any{"step": "nine"},
+					ChannelVersions: map[string]string{"doc": "1", "step": "9"}}, checkpoint.Metadata{"run_id": "doomed"},
+					map[string]string{"step": "9"})
+				must(t, err)
+				must(t, s.LoadScripts(ctx))
+				var z checkpoint.Config
+				rec.before = func() {
+					must(t, s.DeleteForRuns(ctx, []string{"doomed"}))
+					z, err = s.Put(ctx, checkpoint.Config{ThreadID: "big"}, checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(),
+						ChannelValues: c.values, ChannelVersions: map[string]string{"step": "9"}}, nil, c.nv)
+					must(t, err)
+				}
+				ns := ""
+				got := listAll(t, s, checkpoint.ListQuery{ThreadID: "big", CheckpointNS: &ns})
+				if !rec.fired.Load() {
+					t.Fatal("the page read no value by HMGET")
+				}
+				var listed []string
+				for _, tup := range got {
+					listed = append(listed, tup.Config.CheckpointID)
+					if tup.Config.CheckpointID == x.CheckpointID {
+						t.Errorf("the deleted checkpoint listed: %v", tup.Checkpoint.ChannelValues["step"])
+					}
+				}
+				if want := []string{z.CheckpointID, ids[0], ids[1], ids[2]}; !reflect.DeepEqual(listed, want) {
+					t.Errorf("listed %v, want %v", listed, want)
+				}
+			})
+		}
+	}
+}
+
 // TestGetTupleValuesOutOfLua: GetTuple of a checkpoint it does not predict,
 // whose values hold more than 32 KiB, takes them by a plain HMGET in a second
 // round trip (the latest, by id, one whose prediction the script refuted,

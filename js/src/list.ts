@@ -61,7 +61,7 @@ export async function* listOne(o: ReadOps, q: Query): AsyncGenerator<CheckpointT
       if (parts.length !== 4) throw new CorruptError("list item");
       const m = str(parts[0]);
       const a = parseListMember(q, w.mode, m);
-      const read: CheckpointRead = { thread: a.thread, ns: a.ns, gen: w.mode === "shard" ? parseMember(m).gen : gen, flat: parts[1]!, values: parts[2]! };
+      const read: CheckpointRead = { id: a.id, thread: a.thread, ns: a.ns, gen: w.mode === "shard" ? parseMember(m).gen : gen, flat: parts[1]!, values: parts[2]! };
       return { a, read, extra: parts[3]!, member: m };
     });
     try {
@@ -156,7 +156,7 @@ async function readAddrs(o: ReadOps, addrs: Address[], whole: boolean): Promise<
     if (res === null) return; // deleted since the first round trip
     const r = arr(res);
     if (r.length !== 5) throw new CorruptError(`get tuple reply of ${r.length} items`);
-    out.push({ a: addrs[i]!, read: { thread: addrs[i]!.thread, ns: addrs[i]!.ns, gen: str(r[4]), flat: r[1]!, values: r[2]! }, extra: r[3]! });
+    out.push({ a: addrs[i]!, read: { id: str(r[0]), thread: addrs[i]!.thread, ns: addrs[i]!.ns, gen: str(r[4]), flat: r[1]!, values: r[2]! }, extra: r[3]! });
   });
   await readValues(o.conn, o.layout, out.map((it) => it.read));
   return out;

@@ -6,7 +6,7 @@
 // of each kind found the values small, and then asks for them whole (no
 // HSTRLEN of their sizes).
 import type { Conn, Reply } from "./conn.js";
-import { arr, buf } from "./conn.js";
+import { arr, buf, str } from "./conn.js";
 import { CorruptError } from "./errors.js";
 import { HintCache } from "./hints.js";
 import type { Layout } from "./keys.js";
@@ -16,6 +16,7 @@ export const INLINE_BYTES = 32 << 10;
 
 /** One checkpoint as a script returned it: where it lives, its hash, its values (null: left out of Lua). */
 export interface CheckpointRead {
+  id: string;
   thread: string;
   ns: string;
   gen: string;
@@ -32,12 +33,17 @@ export class ValueGone extends Error {
 
 /**
  * readValues reads the values the script left out (null) of each read, by
- * plain HMGET of their values hashes, each blob field once, the HMGETs sent
- * together (node-redis pipelines them). It sets each read's values, aligned
- * with the "c:" fields of its hash. A value missing throws ValueGone.
+ * plain HMGET of their values hashes, each blob field once, each followed on
+ * its connection by an HGET of the call token of every checkpoint it reads
+ * the values of, all sent together (node-redis pipelines them). It sets each
+ * read's values, aligned with the "c:" fields of its hash. A value missing, or
+ * a checkpoint whose token changed or is gone, throws ValueGone.
  */
 export async function readValues(conn: Conn, layout: Layout, reads: CheckpointRead[]): Promise<void> {
-  const byKey = new Map<string, { fields: Buffer[]; at: Map<string, number> }>();
+  // Per values hash: the blob fields to read, each once, and the checkpoints whose values they are, with the
+  // call token ("o") the script read of each: read in the same transaction, a token unchanged tells that the
+  // checkpoint still points to those values, which no reclaim then deletes, nor any Put replaces.
+  const byKey = new Map<string, { fields: Buffer[]; at: Map<string, number>; cps: string[]; tokens: (string | undefined)[] }>();
   const refs: { key: string; idx: number[] }[] = [];
   reads.forEach((r, i) => {
     if (r.values !== null) return;
@@ -46,12 +52,14 @@ export async function readValues(conn: Conn, layout: Layout, reads: CheckpointRe
     const key = layout.blobs(r.thread, r.gen, r.ns);
     let want = byKey.get(key);
     if (!want) {
-      want = { fields: [], at: new Map() };
+      want = { fields: [], at: new Map(), cps: [], tokens: [] };
       byKey.set(key, want);
     }
     const idx: number[] = [];
+    let token: string | undefined;
     for (let j = 0; j < flat.length; j += 2) {
       const f = buf(flat[j]);
+      if (f.length === 1 && f[0] === 0x6f) token = str(flat[j + 1]); // "o"
       if (f.length < 2 || f[0] !== 0x63 || f[1] !== 0x3a) continue; // "c:"
       const ch = f.subarray(2);
       const field = Buffer.concat([Buffer.from(`${ch.length}:`, "latin1"), ch, buf(flat[j + 1])]);
@@ -64,6 +72,8 @@ export async function readValues(conn: Conn, layout: Layout, reads: CheckpointRe
       }
       idx.push(k);
     }
+    want.cps.push(layout.checkpoint(r.thread, r.gen, r.ns, r.id));
+    want.tokens.push(token);
     refs[i] = { key, idx };
   });
   if (byKey.size === 0) return;
@@ -71,8 +81,24 @@ export async function readValues(conn: Conn, layout: Layout, reads: CheckpointRe
   const keys = [...byKey.keys()].filter((k) => byKey.get(k)!.fields.length > 0);
   const got = new Map<string, Reply[]>();
   for (const [k, want] of byKey) if (want.fields.length === 0) got.set(k, []);
-  const replies = await Promise.all(keys.map((k) => conn.send(k, ["HMGET", k, ...byKey.get(k)!.fields])));
-  keys.forEach((k, i) => got.set(k, arr(replies[i])));
+  // Each HMGET, then the HGETs of the tokens, sent on one connection in that order (the keys share a slot): a
+  // token unchanged after the HMGET names the checkpoint the script read, whose values the HMGET read (only
+  // the same Put call, sent again, puts a checkpoint with the same token, and the same values). Not in a
+  // transaction, as the Go client sends them: node-redis maps no reply of EXEC to Buffers, and values are bytes.
+  const replies = await Promise.all(keys.map((k) => {
+    const want = byKey.get(k)!;
+    return Promise.all([conn.send(k, ["HMGET", k, ...want.fields]), ...want.cps.map((cp) => conn.send(cp, ["HGET", cp, "o"]))]);
+  }));
+  keys.forEach((k, i) => {
+    const [values, ...tokens] = replies[i]!;
+    // A checkpoint deleted or put again since the script read it: its values may have been deleted, and their
+    // fields written again (an alias, the empty marker) by later Puts.
+    const want = byKey.get(k)!;
+    tokens.forEach((t, j) => {
+      if (t === null || t === undefined || want.tokens[j] === undefined || str(t) !== want.tokens[j]) throw new ValueGone();
+    });
+    got.set(k, arr(values));
+  });
   reads.forEach((r, i) => {
     const ref = refs[i];
     if (!ref) return;

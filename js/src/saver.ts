@@ -338,7 +338,7 @@ export class RedcheckSaver extends BaseCheckpointSaver {
     if (r.length !== 5) throw new CorruptError(`get tuple reply of ${r.length} items`);
     const gen = str(r[4]);
     this.#rememberGen(addr.thread, gen);
-    const read: CheckpointRead = { thread: addr.thread, ns: addr.ns, gen, flat: r[1]!, values: r[2]! };
+    const read: CheckpointRead = { id: str(r[0]), thread: addr.thread, ns: addr.ns, gen, flat: r[1]!, values: r[2]! };
     try {
       await readValues(this.#conn, this.layout, [read]);
     } catch (e) {
