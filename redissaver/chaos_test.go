@@ -36,7 +36,8 @@ import (
 //     function of its channel and version), and a pending write belongs to
 //     the checkpoint it is read with (every write names its checkpoint and
 //     task); a tuple's parent is in its thread and namespace;
-//   - a listing never repeats a checkpoint;
+//   - a listing never repeats a checkpoint, lists the newest first, and
+//     only of the thread and namespace asked;
 //   - once every worker stopped, Check finds no violation, and every
 //     checkpoint of every thread reads back by id.
 //
@@ -311,6 +312,9 @@ func (k *chaosWorker) step() {
 		tp, err := s.GetTuple(ctx, cfg)
 		if c.allowed(op("GetTuple"), err, checkpoint.ErrNotFound) {
 			c.checkTuple(op("GetTuple"), tp)
+			if tp.Config.ThreadID != th || tp.Config.CheckpointNS != ns || (cfg.CheckpointID != "" && tp.Config.CheckpointID != cfg.CheckpointID) {
+				c.fail("%s: answered %+v", op("GetTuple"), tp.Config)
+			}
 		}
 	case r < 77:
 		q := checkpoint.ListQuery{ThreadID: th}
@@ -322,6 +326,7 @@ func (k *chaosWorker) step() {
 		}
 		seen := map[checkpoint.Config]bool{}
 		var err error
+		last := ""
 		for tp, lerr := range s.List(ctx, q) {
 			if err = lerr; err != nil {
 				break
@@ -329,8 +334,15 @@ func (k *chaosWorker) step() {
 			if seen[tp.Config] {
 				c.fail("%s: %+v listed twice", op("List"), tp.Config)
 			}
+			if last != "" && tp.Config.CheckpointID > last {
+				c.fail("%s: %+v listed after %s: not newest first", op("List"), tp.Config, last)
+			}
+			last = tp.Config.CheckpointID
 			seen[tp.Config] = true
 			c.checkTuple(op("List"), tp)
+			if (q.ThreadID != "" && tp.Config.ThreadID != q.ThreadID) || (q.CheckpointNS != nil && tp.Config.CheckpointNS != ns) {
+				c.fail("%s: listed %+v", op("List"), tp.Config)
+			}
 		}
 		c.allowed(fmt.Sprintf("%s: List thread %q ns %v", k.name, q.ThreadID, q.CheckpointNS != nil), err)
 	case r < 85:
