@@ -508,7 +508,7 @@ describe("values out of Lua", () => {
     const x = uuid6(7);
     await other.put({ configurable: { thread_id: "big", checkpoint_ns: "", checkpoint_id: ids[0] } },
       { ...emptyCheckpoint(), id: x, channel_values: { step: "nine" }, channel_versions: { doc: 1, step: 9 } },
-      { ...md(5), run_id: "doomed" }, { step: 9 });
+      md(5, { run_id: "doomed" }), { step: 9 });
     const rec = recording();
     const r = new RedcheckSaver(rec as any, { prefix: s.layout.prefix });
     await r.setup();
