@@ -63,7 +63,7 @@ func TestCrashLosesNothingAcknowledged(t *testing.T) {
 		// one snapshot, so concurrent writes cause no false violation.
 		res, err := s.Verify(context.Background(), "")
 		if err != nil {
-			t.Errorf("check after restart %d: %v", i+1, err)
+			t.Errorf("check after restart %d: %v; the server's log ends:\n%s", i+1, err, srv.LogTail(30))
 			continue
 		}
 		for _, v := range res.Violations {
@@ -75,6 +75,9 @@ func TestCrashLosesNothingAcknowledged(t *testing.T) {
 	stop()
 	wg.Wait()
 	elapsed := time.Since(start)
+	if err := rdb.Ping(context.Background()).Err(); err != nil {
+		t.Fatalf("the server stopped answering after restart %d: %v; its log ends:\n%s", srv.Restarts(), err, srv.LogTail(30))
+	}
 
 	puts, writes := led.verify(t, s)
 	_, _, errs := led.counts()

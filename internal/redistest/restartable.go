@@ -81,6 +81,17 @@ func (r *RestartableServer) Addr() string { return r.addr }
 // and the log, redis-server.log).
 func (r *RestartableServer) Dir() string { return r.dir }
 
+// LogTail returns the last n lines of the server's current log (its run
+// since the last Restart), to show why it stopped answering.
+func (r *RestartableServer) LogTail(n int) string {
+	b, err := os.ReadFile(filepath.Join(r.dir, redisserver.LogName))
+	if err != nil {
+		return fmt.Sprintf("(log unavailable: %v)", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
 // Restarts returns how many times Restart has started the server again.
 func (r *RestartableServer) Restarts() int {
 	r.mu.Lock()
