@@ -215,6 +215,17 @@ func (s *Server) Kill() {
 	}
 }
 
+// Exited reports how the process ended ("signal: killed", "exit status
+// 1"), or "" while it runs.
+func (s *Server) Exited() string {
+	select {
+	case <-s.done:
+		return s.cmd.ProcessState.String()
+	default:
+		return ""
+	}
+}
+
 // Log returns what the server has written so far.
 func (s *Server) Log() string {
 	b, err := os.ReadFile(filepath.Join(s.dir, LogName))

@@ -81,6 +81,27 @@ func (r *RestartableServer) Addr() string { return r.addr }
 // and the log, redis-server.log).
 func (r *RestartableServer) Dir() string { return r.dir }
 
+// Died reports how a server that was not killed by Kill ended ("signal:
+// killed", "exit status 1"), or "" while it runs (or after Kill).
+func (r *RestartableServer) Died() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.srv == nil {
+		return ""
+	}
+	return r.srv.Exited()
+}
+
+// Forget marks a server that died by itself as killed, so that Restart
+// starts it again.
+func (r *RestartableServer) Forget() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.srv != nil && r.srv.Exited() != "" {
+		r.srv = nil
+	}
+}
+
 // LogTail returns the last n lines of the server's current log (its run
 // since the last Restart), to show why it stopped answering.
 func (r *RestartableServer) LogTail(n int) string {
