@@ -60,18 +60,15 @@ func (s *Saver) CopyThread(ctx context.Context, sourceThreadID, targetThreadID s
 		return err
 	}
 	count, err := s.copyNamespaces(ctx, src, dst, namespaces)
-	if err == nil && count == 0 {
-		// Every namespace listed was emptied before its checkpoints were read:
-		// nothing to copy, as from a thread without checkpoints.
-		_ = dst.step(context.WithoutCancel(ctx), "abort")
-		return nil
-	}
-	if err == nil {
+	if err == nil && count > 0 {
 		err = dst.step(ctx, append([]any{"commit", s.opts.ttlMillis(), count},
 			s.eventSpec(evType, "thread_copied", evThread, keys.Encode(targetThreadID), evSourceTh, keys.Encode(sourceThreadID))...)...)
 	}
-	if err != nil {
+	if err != nil || count == 0 {
 		// The staging generation is reclaimed now rather than after the grace.
+		// A copy of no checkpoint (every namespace listed was emptied before
+		// its checkpoints were read) is not committed: nothing to copy, as
+		// from a thread without checkpoints.
 		_ = dst.step(context.WithoutCancel(ctx), "abort")
 		return err
 	}

@@ -232,6 +232,9 @@ func (s *Saver) listOne(ctx context.Context, l *lister, yield func(*checkpoint.T
 		}
 		w.advance(next, gen)
 		items, err := pageItems(l.q, w.mode, gen, raw)
+		if err == nil && w.mode == "shard" {
+			items = slices.DeleteFunc(items, func(it cpReply) bool { return !l.firstGen(it.thread, it.gen) })
+		}
 		if err == nil {
 			err = s.readValues(ctx, "list", items)
 		}
@@ -247,9 +250,6 @@ func (s *Saver) listOne(ctx context.Context, l *lister, yield func(*checkpoint.T
 		}
 		what = s.learnPage(l.q.ThreadID, items)
 		for _, it := range items {
-			if w.mode == "shard" && !l.firstGen(it.thread, it.gen) {
-				continue
-			}
 			t, err := s.decodeListItem(it)
 			if err != nil {
 				yield(nil, err)

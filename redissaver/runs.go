@@ -21,9 +21,10 @@ const runBudget = 64
 // index of one run in one shard and deletes their checkpoints (each
 // checkpoint with its index entries, atomically), and the steps of every
 // (shard, run) go in one pipelined round trip. Checkpoints put to the runs
-// during the call may or may not be deleted. Then the values the deleted checkpoints alone
-// pointed to are removed, per namespace, in bounded mark and sweep steps
-// (blob_gc.lua). Readers meanwhile see each checkpoint either whole or gone.
+// during the call may or may not be deleted. Then the values the deleted
+// checkpoints alone pointed to are removed, per namespace, in bounded mark
+// and sweep steps (blob_gc.lua). Readers meanwhile see each checkpoint
+// either whole or gone.
 // Cut off, the call leaves a state readers handle (some checkpoints of the
 // runs deleted, some values not yet removed); repeat it to finish: it is
 // idempotent. Empty and unknown run IDs are no-ops; run IDs longer than

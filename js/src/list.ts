@@ -63,7 +63,7 @@ export async function* listOne(o: ReadOps, q: Query): AsyncGenerator<CheckpointT
       const a = parseListMember(q, w.mode, m);
       const read: CheckpointRead = { id: a.id, thread: a.thread, ns: a.ns, gen: w.mode === "shard" ? parseMember(m).gen : gen, flat: parts[1]!, values: parts[2]! };
       return { a, read, extra: parts[3]!, member: m };
-    });
+    }).filter((it) => w.mode !== "shard" || first(it.member));
     try {
       await readValues(o.conn, o.layout, items.map((it) => it.read));
     } catch (e) {
@@ -78,7 +78,6 @@ export async function* listOne(o: ReadOps, q: Query): AsyncGenerator<CheckpointT
     }
     what = o.sizes.small(q.thread, READ_PAGE) ? "0" : "2";
     for (const it of items) {
-      if (w.mode === "shard" && !first(it.member)) continue;
       yield await o.decodeTuple(it.a.thread, it.a.ns, it.a.id, it.read.flat, it.read.values, it.extra);
       if (q.left > 0) q.left--;
       if (q.left === 0) return;
