@@ -181,7 +181,9 @@ func (c *chaos) fail(format string, args ...any) {
 }
 
 // settled checks the store once every worker stopped: Check through each
-// saver, and every checkpoint listed reads back by id, through each saver.
+// saver, every checkpoint listed is well formed, and 60 of them (evenly
+// spaced, all when fewer) read back by id through each saver and have the
+// delta histories a walk finds.
 func (c *chaos) settled() {
 	// Every lease of the "lease" saver runs out; Sweep retires those threads.
 	time.Sleep(chaosLease + 50*time.Millisecond)
@@ -200,6 +202,9 @@ func (c *chaos) settled() {
 	}
 	for _, tp := range all {
 		c.checkTuple("List of every thread", tp)
+	}
+	all = spread(all, 60)
+	for _, tp := range all {
 		for i, s := range c.savers {
 			got, err := s.GetTuple(c.ctx, tp.Config)
 			if err != nil {
@@ -335,9 +340,23 @@ func (c *chaos) checkHistory(op, target, ch string, h checkpoint.DeltaHistory) {
 	}
 }
 
+// spread returns n of the tuples, evenly spaced, or all when they are
+// fewer: what the settled checks read again, so that a long run's store does
+// not make them slow.
+func spread(all []*checkpoint.Tuple, n int) []*checkpoint.Tuple {
+	if len(all) <= n {
+		return all
+	}
+	out := make([]*checkpoint.Tuple, n)
+	for i := range out {
+		out[i] = all[i*len(all)/n]
+	}
+	return out
+}
+
 // settledHistories compares, once nothing writes, the delta history of every
-// channel of every checkpoint listed with what a walk of GetTuple calls up
-// its parents finds.
+// channel of each of the tuples with what a walk of GetTuple calls up its
+// parents finds.
 func (c *chaos) settledHistories(all []*checkpoint.Tuple) {
 	s := c.savers[0]
 	read := map[checkpoint.Config]*checkpoint.Tuple{}
