@@ -594,6 +594,16 @@ func (k *chaosWorker) step() {
 	case r < 96:
 		_, err := s.Sweep(ctx)
 		c.allowed(op("Sweep"), err)
+	case r < 98:
+		// Check while the others write: nothing is lost, so it finds nothing.
+		thread := th
+		if k.rng.IntN(3) == 0 {
+			thread = ""
+		}
+		v, err := s.Check(ctx, thread)
+		if c.allowed(fmt.Sprintf("%s: Check thread %q", k.name, thread), err) && len(v) > 0 {
+			c.fail("%s: Check thread %q while others write found %v", k.name, thread, v)
+		}
 	default:
 		strategy := checkpoint.PruneKeepLatest
 		if k.rng.IntN(4) == 0 {

@@ -135,13 +135,20 @@ func (s *Saver) Check(ctx context.Context, threadID string) ([]Violation, error)
 //   - each parent link resolves within the thread and namespace, or else is
 //     reported as a note (KindDanglingParent), not a violation.
 //
-// Each thread is read by one script, so it is checked as one consistent
-// snapshot, and each page of a shard-wide index is checked against the
-// checkpoints it names by one script too: Verify reports nothing for a
-// sound store even while other clients write. It writes nothing. It reads
-// every checkpoint and value of the threads it checks, in about one round
-// trip per 32 threads, plus one per 1000 shard index entries; checking one
-// thread also walks its whole shard index (to find entries of that thread).
+// A thread is read in bounded pages, one script each, in an order that
+// concurrent Puts and PutWrites cannot turn into a false finding. A
+// concurrent Prune, DeleteForRuns or CopyThread can delete what one page
+// named before the next reads it, so a thread whose read finds a violation
+// is read again, three times at most, and only what every read finds is
+// reported: lost data is found by every read, a deletion during one read
+// is not found by the next. Each page of a shard-wide index is checked
+// against the checkpoints it names by one script. So Verify reports nothing
+// for a sound store even while other clients write and delete (the chaos
+// test checks it so). It writes nothing. It reads every checkpoint and
+// value of the threads it checks, in pages of at most 64 checkpoints,
+// members or values, plus one page per 128 shard index entries; a thread
+// with findings is read up to twice more. Checking one thread also walks
+// its whole shard index (to find entries of that thread).
 // Run indexes are found through the checkpoints that name them: a run index
 // no checkpoint names any more is not checked. The event streams are not
 // checked.

@@ -6,6 +6,7 @@ import (
 	mb "github.com/graphstate/redcheck/internal/member"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -425,5 +426,72 @@ func TestCheckRunIndexOutlivedByCheckpoint(t *testing.T) {
 				t.Errorf("after a %s refresh, the checkpoint of run r1 survived DeleteForRuns", refresh)
 			}
 		})
+	}
+}
+
+// midCheck is a go-redis hook that runs fire once, just before the first
+// check_thread.lua page of checkpoints ("cps") is sent: a deletion by
+// another client between two pages of one read of a thread.
+type midCheck struct {
+	fire  func()
+	fired atomic.Bool
+}
+
+func (h *midCheck) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *midCheck) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if name := cmd.Name(); (name == "evalsha" || name == "eval") && slices.Contains(cmd.Args(), any("cps")) &&
+			h.fired.CompareAndSwap(false, true) {
+			h.fire()
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (h *midCheck) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// TestCheckDuringDeletion: a DeleteForRuns or a Prune between two pages of
+// a check's read of a thread leaves that read index entries whose
+// checkpoints are gone by the next page. Nothing was lost, so Verify reports
+// nothing: it reads a thread with findings again, and reports only what
+// every read finds. (Before, it reported each deleted checkpoint as missing.)
+func TestCheckDuringDeletion(t *testing.T) {
+	for _, b := range backends {
+		for _, del := range []struct {
+			name string
+			run  func(ctx context.Context, s *redissaver.Saver) error
+		}{
+			{"delete for runs", func(ctx context.Context, s *redissaver.Saver) error { return s.DeleteForRuns(ctx, []string{"r1"}) }},
+			{"prune keep latest", func(ctx context.Context, s *redissaver.Saver) error {
+				return s.Prune(ctx, []string{"t"}, checkpoint.PruneKeepLatest)
+			}},
+		} {
+			t.Run(b.name+"/"+del.name, func(t *testing.T) {
+				ctx := context.Background()
+				rdb := b.client(t)
+				f := fillCheckFixture(t, rdb, redissaver.Options{})
+				// A checkpoint of another run keeps thread "t" alive through
+				// the DeleteForRuns.
+				cp := checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(), ChannelValues: map[string]any{"x": 1}, ChannelVersions: map[string]string{"x": "1"}}
+				if _, err := f.s.Put(ctx, checkpoint.Config{ThreadID: "t", CheckpointNS: "other"}, cp,
+					checkpoint.Metadata{"run_id": "r2"}, map[string]string{"x": "1"}); err != nil {
+					t.Fatal(err)
+				}
+				h := &midCheck{fire: func() {
+					if err := del.run(ctx, f.s); err != nil {
+						t.Errorf("%s: %v", del.name, err)
+					}
+				}}
+				rdb.AddHook(h)
+				requireSound(t, f.s, "t")
+				if !h.fired.Load() {
+					t.Fatal("the check read no page of checkpoints")
+				}
+				requireSound(t, f.s, "")
+			})
+		}
 	}
 }

@@ -147,23 +147,69 @@ func (c *checker) indexEntry(n int, item any, index, run string) string {
 	return ""
 }
 
+// checkReads is how many times at most a thread is read for one check: a
+// violation is reported only when every read of the thread finds it.
+const checkReads = 3
+
 // threads checks threads (encoded) of shard n, marks them in seen and
 // collects the run index keys their checkpoints name.
+//
+// A thread is read in several pages, not as one snapshot, and a concurrent
+// Prune, DeleteForRuns or CopyThread onto it can delete what one page named
+// before the next reads it: that read then finds a checkpoint missing from
+// its indexes, or values missing from a checkpoint, that nothing lost. So a
+// thread whose read finds violations is read again, up to checkReads times
+// in all, and only the violations that every read found are reported (the
+// counts and notes are those of the first read). Lost data stays lost, and
+// is found by every read; what a deletion left half-read is gone from the
+// next one.
 func (c *checker) threads(ctx context.Context, n int, threads []string, seen, runs map[string]bool) error {
 	for _, enct := range threads {
 		seen[enct] = true
-		reply, lost, err := c.readThread(ctx, n, enct)
-		switch {
-		case err != nil:
+		first, err := c.readOnce(ctx, n, enct, runs)
+		if err != nil {
 			return err
-		case lost != "":
-			th, _ := keys.Decode(enct)
-			c.add(KindLostKey, th, "", "", "DATALOSS "+lost)
-		case reply != nil:
-			c.thread(enct, reply, runs)
+		}
+		found := first.res.Violations
+		for read := 1; read < checkReads && len(found) > 0; read++ {
+			again, err := c.readOnce(ctx, n, enct, map[string]bool{})
+			if err != nil {
+				return err
+			}
+			found = slices.DeleteFunc(found, func(v Violation) bool { return !again.reported[v] })
+		}
+		c.res.Checkpoints += first.res.Checkpoints
+		c.res.Writes += first.res.Writes
+		c.res.Values += first.res.Values
+		c.res.Threads += first.res.Threads
+		for _, v := range first.res.Notes {
+			c.add(v.Kind, v.Thread, v.Namespace, v.CheckpointID, v.Detail)
+		}
+		for _, v := range found {
+			c.add(v.Kind, v.Thread, v.Namespace, v.CheckpointID, v.Detail)
 		}
 	}
 	return nil
+}
+
+// readOnce reads and checks one thread into a checker of its own, and adds
+// the run index keys its checkpoints name to runs.
+func (c *checker) readOnce(ctx context.Context, n int, enct string, runs map[string]bool) (*checker, error) {
+	one := &checker{s: c.s, res: &CheckResult{}, expiring: c.expiring, reported: map[Violation]bool{}}
+	reply, lost, err := one.readThread(ctx, n, enct)
+	switch {
+	case err != nil:
+		return nil, err
+	case lost != "":
+		th, _ := keys.Decode(enct)
+		one.add(KindLostKey, th, "", "", "DATALOSS "+lost)
+	case reply != nil:
+		one.thread(enct, reply, runs)
+	}
+	if one.d.err != nil {
+		return nil, one.d.err
+	}
+	return one, nil
 }
 
 // page runs check_shard.lua on one page of a shard-wide index of shard n.

@@ -74,7 +74,8 @@ func (r *threadReader) all(ctx context.Context, part, encns, start string) ([]an
 // checkpoints and values, then the thread index, and the namespace set and
 // indexes again for what the thread index names beyond them. A concurrent
 // Prune, DeleteForRuns or CopyThread onto the thread can still cause a
-// finding that a second check does not repeat.
+// finding that the next read does not repeat: checker.threads reads such a
+// thread again.
 func (c *checker) readThread(ctx context.Context, n int, enct string) (reply []any, lost string, err error) {
 	r := &threadReader{c: c, n: n, enct: enct}
 	stop := func(err error) bool { return err != nil || r.gone || r.lost != "" }
