@@ -38,7 +38,9 @@ const copyGrace = 10 * time.Minute
 // (each namespace's checkpoints are read before its values; the copy checks
 // that it wrote every value they point to before it commits). A source
 // whose namespaces were all emptied before the copy read them copies
-// nothing, as a thread without checkpoints. A copy cut off leaves the target
+// nothing, as a thread without checkpoints. A source that lost a key the
+// copy needs (a namespace's index, its values hash, a checkpoint hash) fails
+// it with checkpoint.ErrDataLoss. A copy cut off leaves the target
 // as it was; its staging generation is reclaimed by the sweeps after
 // copyGrace, and a copy idle for longer fails (checkpoint.ErrNotFound).
 func (s *Saver) CopyThread(ctx context.Context, sourceThreadID, targetThreadID string) error {

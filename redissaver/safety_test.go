@@ -115,6 +115,9 @@ type reads struct {
 	err  error // the first error
 }
 
+// copies counts the copies readAll made, so that each has a new target.
+var copies int
+
 func readAll(t *testing.T, s *redissaver.Saver, last checkpoint.Config) reads {
 	t.Helper()
 	ctx := context.Background()
@@ -160,6 +163,22 @@ func readAll(t *testing.T, s *redissaver.Saver, last checkpoint.Config) reads {
 		ids = append(ids, tup.Config.CheckpointID)
 	}
 	note("list all", ids, lerr)
+	// A copy reads the whole thread: what it copied, listed, is the source's
+	// or it fails with ErrDataLoss. The copy goes away after.
+	copies++
+	target := fmt.Sprintf("copy-%d", copies)
+	ids, lerr = nil, s.CopyThread(ctx, th, target)
+	if lerr == nil {
+		for tup, err := range s.List(ctx, checkpoint.ListQuery{ThreadID: target}) {
+			if err != nil {
+				lerr = err
+				break
+			}
+			ids = append(ids, tup.Config.CheckpointNS+"/"+tup.Config.CheckpointID)
+		}
+		must(t, s.DeleteThread(ctx, target))
+	}
+	note("copy", ids, lerr)
 	// What no read needs (the registry entry, an index for listings and
 	// sweeps) the check reports.
 	vs, err := s.Check(ctx, th)

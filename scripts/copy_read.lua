@@ -12,9 +12,12 @@
 -- Returns: {""} when the thread does not exist, expired, or was replaced since the first page; else
 --          {generation, next cursor ("0" for ns and blobs, "" for cps, at the end), then: ns: namespaces;
 --           cps: {id, checkpoint hash as field, value, ...} per checkpoint; blobs: field, value, ...}.
---          "DATALOSS <what>" for a lost head, namespace set or indexed checkpoint hash.
+--          "DATALOSS <what>" for a lost head, namespace set, namespace index (cps: a namespace the set names
+--          without its index) or indexed checkpoint hash, or (blobs, first page) a lost values hash: none
+--          while the namespace's newest checkpoint points to a value.
 -- Work bound: O(ARGV[7]) members, fields or checkpoints (each O(its fields)); a page of values holds about
---          2 MiB at most (hscan_bounded), plus one HSCAN's.
+--          2 MiB at most (hscan_bounded), plus one HSCAN's; a first page of values without a values hash
+--          reads one checkpoint hash.
 local sb, enct, part, encns, cursor = ARGV[1], ARGV[2], ARGV[4], ARGV[5], ARGV[6]
 local budget = tonumber(ARGV[7])
 local gen, state, detail = thread_state(sb, enct, now_ms(), true)
@@ -31,11 +34,27 @@ if part == 'ns' then
 end
 local nb = gb .. ':n:' .. encns
 if part == 'blobs' then
-  local r = hscan_bounded(nb .. ':blobs', cursor, budget)
+  local blobs = nb .. ':blobs'
+  if cursor == '0' and redis.call('EXISTS', blobs) == 0 then
+    -- No values hash: none to copy only when no checkpoint points to a value. The newest one of the
+    -- namespace stands for them (one hash): pointing to one, the values hash was lost. (Checkpoints the
+    -- copy took and a Prune or DeleteForRuns deleted since are the "check" phase's MISSING.)
+    local top = redis.call('ZREVRANGE', nb .. ':idx', '0', '0')
+    if top[1] then
+      local flat = redis.call('HGETALL', nb .. ':cp:' .. top[1])
+      for i = 1, #flat, 2 do
+        if string.sub(flat[i], 1, 2) == 'c:' then return dataloss('values hash ' .. blobs) end
+      end
+    end
+  end
+  local r = hscan_bounded(blobs, cursor, budget)
   local out = {gen, r[1]}
   for _, v in ipairs(r[2]) do out[#out + 1] = v end
   return out
 end
+-- A namespace the set names has its index: one lost would copy as a namespace emptied meanwhile.
+local lost = check_gen(gb, encns)
+if lost then return lost end
 local min = '-'
 if cursor ~= '' then min = '(' .. cursor end
 local ids = redis.call('ZRANGEBYLEX', nb .. ':idx', min, '+', 'LIMIT', 0, budget)

@@ -180,7 +180,9 @@ async function pruneKeepLatest(o: Ops, th: string): Promise<void> {
  * prune or deleteForRuns meanwhile), fails it with NotFoundError, as does a
  * copy idle for longer than the grace of its staging generation. A source
  * whose namespaces were all emptied before the copy read them copies
- * nothing, as a thread without checkpoints.
+ * nothing, as a thread without checkpoints. A source that lost a key the
+ * copy needs (a namespace's index, its values hash, a checkpoint hash) fails
+ * it with DataLossError.
  */
 export async function copyThread(o: Ops, source: string, target: string): Promise<void> {
   for (const th of [source, target]) {

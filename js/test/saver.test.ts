@@ -5,7 +5,7 @@
 import { DeltaSnapshot, emptyCheckpoint, uuid6, type Checkpoint } from "@langchain/langgraph-checkpoint";
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { createClient } from "redis";
+import { RESP_TYPES, createClient } from "redis";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { DataLossError, InvalidCheckpointError, InvalidConfigError, NotFoundError, RedcheckSaver } from "../src/index.js";
 import { INLINE_BYTES } from "../src/outoflua.js";
@@ -336,6 +336,22 @@ describe("multi-step operations", () => {
       expect(a.length).toBeGreaterThan(0);
     }
     await expect(s.copyThread("src", "dst")).rejects.toThrow(InvalidConfigError);
+  });
+
+  it("copyThread of a source that lost a namespace's index or values hash fails with DataLossError, copying nothing", async () => {
+    const s = fresh();
+    await chain(s, "lost", 3);
+    await chain(s, "lost", 3, { ns: "sub:1" });
+    const gen = (await client.hGet(s.layout.head("lost"), "g"))!;
+    for (const key of [s.layout.index("lost", gen, "sub:1"), s.layout.blobs("lost", gen, "")]) {
+      const dump = await client.withTypeMapping({ [RESP_TYPES.BLOB_STRING]: Buffer }).dump(key);
+      await client.del(key);
+      await expect(s.copyThread("lost", "lost-copy")).rejects.toBeInstanceOf(DataLossError);
+      expect(await s.getTuple({ configurable: { thread_id: "lost-copy" } })).toBeUndefined();
+      await client.restore(key, 0, dump!);
+    }
+    await s.copyThread("lost", "lost-copy");
+    expect(await s.getTuple({ configurable: { thread_id: "lost-copy", checkpoint_ns: "sub:1" } })).toBeDefined();
   });
 
   it("prune keeps the latest checkpoint (and the ancestors its delta channel needs), or deletes", async () => {
