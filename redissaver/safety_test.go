@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -105,6 +106,81 @@ func TestEveryKeyLost(t *testing.T) {
 				t.Errorf("only %d keys tried", n)
 			}
 		})
+	}
+}
+
+// TestEveryKeyLostThenWritten deletes each key of a thread in turn, as
+// TestEveryKeyLost does, then writes to the thread: a child of its latest
+// checkpoint, a root in a new namespace, pending writes. Each write either
+// fails with checkpoint.ErrDataLoss or leaves the loss for a read to find:
+// no write turns lost data into an answer (a namespace index made anew
+// without the checkpoints it lost, a values hash without the values).
+func TestEveryKeyLostThenWritten(t *testing.T) {
+	rdb := redistest.Real(t)
+	ctx := context.Background()
+	writes := []struct {
+		name string
+		run  func(s *redissaver.Saver, last checkpoint.Config) error
+	}{
+		{"child", func(s *redissaver.Saver, last checkpoint.Config) error {
+			cp := checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(), ChannelValues: map[string]any{"msgs": 9, "cfg": "c"},
+				ChannelVersions: map[string]string{"msgs": "9", "cfg": "1"}}
+			_, err := s.Put(ctx, last, cp, checkpoint.Metadata{"step": 9}, map[string]string{"msgs": "9"})
+			return err
+		}},
+		{"root in a new namespace", func(s *redissaver.Saver, last checkpoint.Config) error {
+			cp := checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(), ChannelValues: map[string]any{"msgs": 1},
+				ChannelVersions: map[string]string{"msgs": "1"}}
+			_, err := s.Put(ctx, checkpoint.Config{ThreadID: last.ThreadID, CheckpointNS: "new"}, cp, checkpoint.Metadata{"step": 0}, map[string]string{"msgs": "1"})
+			return err
+		}},
+		{"pending writes", func(s *redissaver.Saver, last checkpoint.Config) error {
+			return s.PutWrites(ctx, last, []checkpoint.Write{{Channel: "w", Value: 9}}, "task9", "")
+		}},
+	}
+	// The keys of a thread as safetyThread writes it, in a stable order
+	// (every build has another generation).
+	victimKeys := func(s *redissaver.Saver) []string {
+		ks, err := rdb.Keys(ctx, s.Layout().ThreadBase("victim")+"*").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		shard := s.Layout().ShardBase(s.Layout().Shard("victim"))
+		ks = slices.DeleteFunc(append(ks, shard+"threads", shard+"all"), func(k string) bool { return strings.HasSuffix(k, ":events") })
+		slices.Sort(ks)
+		return ks
+	}
+	n := len(victimKeys(func() *redissaver.Saver {
+		s := newSaver(t, rdb, redissaver.Options{Shards: 4})
+		safetyThread(t, s, "victim")
+		return s
+	}()))
+	if n < 10 {
+		t.Fatalf("only %d keys", n)
+	}
+	for _, w := range writes {
+		for i := range n {
+			s, err := redissaver.New(ctx, rdb, redissaver.Options{Shards: 4, AcceptEviction: true,
+				Prefix: fmt.Sprintf("%s-%d-%d", redistest.Prefix(t), len(w.name), i)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			last := safetyThread(t, s, "victim")
+			ks := victimKeys(s)
+			if len(ks) != n {
+				t.Fatalf("%d keys, then %d", n, len(ks))
+			}
+			k := ks[i]
+			name := strings.TrimPrefix(k, s.Layout().Prefix())
+			must(t, rdb.Del(ctx, k).Err())
+			err = w.run(s, last)
+			if err != nil && !errors.Is(err, checkpoint.ErrDataLoss) {
+				t.Errorf("%s after losing %s: %v, want nil or ErrDataLoss", w.name, name, err)
+			}
+			if err == nil && readAll(t, s, last).err == nil {
+				t.Errorf("%s after losing %s succeeded, and no read finds the loss any more", w.name, name)
+			}
+		}
 	}
 }
 
