@@ -3,9 +3,12 @@ package redissaver
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/graphstate/redcheck/internal/scriptrun"
 	"github.com/graphstate/redcheck/keys"
 	"github.com/redis/go-redis/v9"
@@ -39,8 +42,8 @@ const copyGrace = 10 * time.Minute
 // that it wrote every value they point to before it commits). A source
 // whose namespaces were all emptied before the copy read them copies
 // nothing, as a thread without checkpoints. A source that lost a key the
-// copy needs (a namespace's index, its values hash, a checkpoint hash) fails
-// it with checkpoint.ErrDataLoss. A copy cut off leaves the target
+// copy needs (a namespace's index, its values hash, a checkpoint hash) or
+// values its checkpoints point to fails it with checkpoint.ErrDataLoss. A copy cut off leaves the target
 // as it was; its staging generation is reclaimed by the sweeps after
 // copyGrace, and a copy idle for longer fails (checkpoint.ErrNotFound).
 func (s *Saver) CopyThread(ctx context.Context, sourceThreadID, targetThreadID string) error {
@@ -85,6 +88,7 @@ func (s *Saver) copyNamespaces(ctx context.Context, src *copyReader, dst *copyWr
 	var d reply
 	for _, encns := range namespaces {
 		before := count
+		var ids []string // the checkpoints copied, for lostValues
 		for cursor := ""; ; {
 			res, err := src.page(ctx, "cps", encns, cursor)
 			if err != nil {
@@ -100,6 +104,7 @@ func (s *Saver) copyNamespaces(ctx context.Context, src *copyReader, dst *copyWr
 				if d.err != nil || len(flat)%2 != 0 {
 					return 0, corrupt("copy page checkpoint %v", c)
 				}
+				ids = append(ids, d.str(cp[0]))
 				args = append(args, cp[0], len(flat)/2)
 				for i := 0; i < len(flat); i += 2 {
 					v := flat[i+1]
@@ -146,6 +151,14 @@ func (s *Saver) copyNamespaces(ctx context.Context, src *copyReader, dst *copyWr
 			}
 		}
 		if err := dst.step(ctx, "check", encns); err != nil {
+			if errors.Is(err, errMissing) {
+				// A value the copied checkpoints point to was not copied: lost
+				// data when one of them still points to it, else reclaimed.
+				if lerr := src.lostValues(ctx, encns, ids); lerr != nil {
+					return 0, lerr
+				}
+				return 0, notFound("copy thread: %v (%v)", errSourceValuesGone, err)
+			}
 			return 0, err
 		}
 	}
@@ -164,6 +177,29 @@ var errSourceChanged = errors.New("the source thread was deleted or replaced dur
 var errSourceValuesGone = errors.New("values of checkpoints the copy had taken left the source during the copy " +
 	"(a Prune, DeleteForRuns or re-put of the source ran meanwhile): copy again")
 
+// errMissing is a copy's check that found a value of the copied
+// checkpoints not copied (copy_write.lua's MISSING); copyNamespaces tells
+// a reclaim (checkpoint.ErrNotFound) from lost data.
+var errMissing = errors.New("a value of a copied checkpoint was not copied")
+
+// lostValues asks the source whether a checkpoint of ids (of namespace
+// encns) still points to a value its values hash lacks, in pages of
+// copyBudget: checkpoint.ErrDataLoss when one does, nil when none does (or
+// when the source was deleted or replaced meanwhile: the copy's NotFound
+// then stands).
+func (r *copyReader) lostValues(ctx context.Context, encns string, ids []string) error {
+	for page := range slices.Chunk(ids, copyBudget) {
+		args := make([]any, 0, len(page))
+		for _, id := range page {
+			args = append(args, id)
+		}
+		if _, err := r.page(ctx, "lost", encns, "", args...); err != nil && !errors.Is(err, checkpoint.ErrNotFound) {
+			return err
+		}
+	}
+	return nil
+}
+
 // copyReader reads the source of a copy in pages (copy_read.lua).
 type copyReader struct {
 	s   *Saver
@@ -172,10 +208,10 @@ type copyReader struct {
 }
 
 // page reads one page; it returns {next cursor, items...}.
-func (r *copyReader) page(ctx context.Context, part, encns, cursor string) ([]any, error) {
+func (r *copyReader) page(ctx context.Context, part, encns, cursor string, ids ...any) ([]any, error) {
 	shard := r.s.layout.Shard(r.th)
-	res, err := r.s.run(ctx, scriptrun.CopyRead, []string{r.s.layout.Head(r.th), r.s.layout.Threads(shard)},
-		r.s.layout.ShardBase(shard), keys.Encode(r.th), r.gen, part, encns, cursor, copyBudget).Slice()
+	args := append([]any{r.s.layout.ShardBase(shard), keys.Encode(r.th), r.gen, part, encns, cursor, copyBudget}, ids...)
+	res, err := r.s.run(ctx, scriptrun.CopyRead, []string{r.s.layout.Head(r.th), r.s.layout.Threads(shard)}, args...).Slice()
 	if err != nil {
 		return nil, scriptErr("copy thread: read source", err)
 	}
@@ -238,7 +274,7 @@ func (w *copyWriter) step(ctx context.Context, args ...any) error {
 		return invalidConfig("target thread %q already has checkpoints", w.th)
 	}
 	if redis.HasErrorPrefix(err, "MISSING") {
-		return notFound("copy thread: %v (%v)", errSourceValuesGone, err)
+		return fmt.Errorf("%w: %v", errMissing, err)
 	}
 	if err != nil {
 		return scriptErr("copy thread: write target", err)

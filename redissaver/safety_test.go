@@ -115,6 +115,9 @@ func TestEveryKeyLost(t *testing.T) {
 // fails with checkpoint.ErrDataLoss or leaves the loss for a read to find:
 // no write turns lost data into an answer (a namespace index made anew
 // without the checkpoints it lost, a values hash without the values).
+// Prunes, a deletion of the thread and a sweep may delete what was lost
+// with the rest; they too answer nil or ErrDataLoss, and every read after
+// them answers nil or ErrDataLoss (or ErrNotFound, for a thread deleted).
 func TestEveryKeyLostThenWritten(t *testing.T) {
 	rdb := redistest.Real(t)
 	ctx := context.Background()
@@ -137,6 +140,16 @@ func TestEveryKeyLostThenWritten(t *testing.T) {
 		{"pending writes", func(s *redissaver.Saver, last checkpoint.Config) error {
 			return s.PutWrites(ctx, last, []checkpoint.Write{{Channel: "w", Value: 9}}, "task9", "")
 		}},
+		// Deletions may delete what was lost with the rest: they only answer
+		// nil or ErrDataLoss, and leave reads that do the same.
+		{"prune keep latest", func(s *redissaver.Saver, last checkpoint.Config) error {
+			return s.Prune(ctx, []string{last.ThreadID}, checkpoint.PruneKeepLatest)
+		}},
+		{"prune delete", func(s *redissaver.Saver, last checkpoint.Config) error {
+			return s.Prune(ctx, []string{last.ThreadID}, checkpoint.PruneDelete)
+		}},
+		{"delete thread", func(s *redissaver.Saver, last checkpoint.Config) error { return s.DeleteThread(ctx, last.ThreadID) }},
+		{"sweep", func(s *redissaver.Saver, last checkpoint.Config) error { _, err := s.Sweep(ctx); return err }},
 	}
 	// The keys of a thread as safetyThread writes it, in a stable order
 	// (every build has another generation).
@@ -177,7 +190,14 @@ func TestEveryKeyLostThenWritten(t *testing.T) {
 			if err != nil && !errors.Is(err, checkpoint.ErrDataLoss) {
 				t.Errorf("%s after losing %s: %v, want nil or ErrDataLoss", w.name, name, err)
 			}
-			if err == nil && readAll(t, s, last).err == nil {
+			after := readAll(t, s, last)
+			deleted := w.name == "prune delete" || w.name == "delete thread" // the thread is gone
+			for what, rerr := range after.errs {
+				if rerr != nil && !errors.Is(rerr, checkpoint.ErrDataLoss) && !(deleted && errors.Is(rerr, checkpoint.ErrNotFound)) {
+					t.Errorf("%s after %s after losing %s: %v, want nil or ErrDataLoss", what, w.name, name, rerr)
+				}
+			}
+			if err == nil && after.err == nil && !strings.HasPrefix(w.name, "prune") && w.name != "delete thread" {
 				t.Errorf("%s after losing %s succeeded, and no read finds the loss any more", w.name, name)
 			}
 		}

@@ -5,19 +5,24 @@
 -- ARGV[2] encoded thread
 -- ARGV[3] the generation the first page read ("" on the first page)
 -- ARGV[4] part: "ns" (a page of the namespace set), "cps" (a page of a namespace's checkpoints, in id
---         order) or "blobs" (a page of a namespace's values)
--- ARGV[5] encoded namespace (parts cps and blobs)
--- ARGV[6] cursor: ns and blobs: the SSCAN/HSCAN cursor ("0" to start); cps: the last id read ("" to start)
+--         order), "blobs" (a page of a namespace's values) or "lost" (whether checkpoints a copy took
+--         point to values their values hash lacks, after the copy's check found one missing)
+-- ARGV[5] encoded namespace (parts cps, blobs and lost)
+-- ARGV[6] cursor: ns and blobs: the SSCAN/HSCAN cursor ("0" to start); cps: the last id read ("" to start);
+--         lost: unused
 -- ARGV[7] budget: members, checkpoints or fields per page, at most (SSCAN and HSCAN take it as COUNT)
+-- ARGV[8 ..] part lost: checkpoint ids (at most ARGV[7] are read)
 -- Returns: {""} when the thread does not exist, expired, or was replaced since the first page; else
 --          {generation, next cursor ("0" for ns and blobs, "" for cps, at the end), then: ns: namespaces;
---           cps: {id, checkpoint hash as field, value, ...} per checkpoint; blobs: field, value, ...}.
+--           cps: {id, checkpoint hash as field, value, ...} per checkpoint; blobs: field, value, ...};
+--          lost: {generation, ""} when none of the checkpoints given that exist lacks a value.
 --          "DATALOSS <what>" for a lost head, namespace set, namespace index (cps: a namespace the set names
 --          without its index) or indexed checkpoint hash, or (blobs, first page) a lost values hash: none
---          while the namespace's newest checkpoint points to a value.
+--          while the namespace's newest checkpoint points to a value; or (lost) a value that a checkpoint
+--          given points to and its values hash lacks.
 -- Work bound: O(ARGV[7]) members, fields or checkpoints (each O(its fields)); a page of values holds about
 --          2 MiB at most (hscan_bounded), plus one HSCAN's; a first page of values without a values hash
---          reads one checkpoint hash.
+--          reads one checkpoint hash; lost: at most ARGV[7] checkpoints, each O(its fields).
 local sb, enct, part, encns, cursor = ARGV[1], ARGV[2], ARGV[4], ARGV[5], ARGV[6]
 local budget = tonumber(ARGV[7])
 local gen, state, detail = thread_state(sb, enct, now_ms(), true)
@@ -33,6 +38,22 @@ if part == 'ns' then
   return out
 end
 local nb = gb .. ':n:' .. encns
+if part == 'lost' then
+  -- After a copy's check found a value missing: a copied checkpoint that still exists and points to a value
+  -- its values hash lacks is lost data; none is a reclaim during the copy (the check's NOTFOUND).
+  local blobs = nb .. ':blobs'
+  for i = 8, math.min(#ARGV, 7 + budget) do
+    local key = nb .. ':cp:' .. ARGV[i]
+    local flat = redis.call('HGETALL', key)
+    for j = 1, #flat, 2 do
+      if string.sub(flat[j], 1, 2) == 'c:' then
+        local f = blob_field(string.sub(flat[j], 3), flat[j + 1])
+        if redis.call('HEXISTS', blobs, f) == 0 then return dataloss('value ' .. f .. ' of ' .. key .. ' in ' .. blobs) end
+      end
+    end
+  end
+  return {gen, ''}
+end
 if part == 'blobs' then
   local blobs = nb .. ':blobs'
   if cursor == '0' and redis.call('EXISTS', blobs) == 0 then

@@ -171,6 +171,9 @@ async function pruneKeepLatest(o: Ops, th: string): Promise<void> {
     ...o.eventSpec(["t", "pruned", "th", encode(th), "strategy", "keep_latest"]), ...namespaces);
 }
 
+/** MissingValue is copy_write.lua's MISSING: a value of the copied checkpoints was not copied. */
+class MissingValue extends Error {}
+
 /**
  * copyThread copies every checkpoint, write and value of a thread to a
  * thread that has none, in pages of at most 64 (copy_read.lua into a staging
@@ -181,8 +184,8 @@ async function pruneKeepLatest(o: Ops, th: string): Promise<void> {
  * copy idle for longer than the grace of its staging generation. A source
  * whose namespaces were all emptied before the copy read them copies
  * nothing, as a thread without checkpoints. A source that lost a key the
- * copy needs (a namespace's index, its values hash, a checkpoint hash) fails
- * it with DataLossError.
+ * copy needs (a namespace's index, its values hash, a checkpoint hash) or
+ * values its checkpoints point to fails it with DataLossError.
  */
 export async function copyThread(o: Ops, source: string, target: string): Promise<void> {
   for (const th of [source, target]) {
@@ -193,11 +196,11 @@ export async function copyThread(o: Ops, source: string, target: string): Promis
   const sShard = o.layout.shard(source);
   const tShard = o.layout.shard(target);
   let sGen: Arg = "";
-  const read = async (part: string, encns: Arg, cursor: Arg): Promise<Reply[] | undefined> => {
+  const read = async (part: string, encns: Arg, cursor: Arg, ...ids: Arg[]): Promise<Reply[] | undefined> => {
     let res: Reply;
     try {
       res = await o.conn.run(scripts.copyRead, [o.layout.head(source), o.layout.threads(sShard)],
-        [o.layout.shardBase(sShard), encode(source), sGen, part, encns, cursor, String(COPY_BUDGET)]);
+        [o.layout.shardBase(sShard), encode(source), sGen, part, encns, cursor, String(COPY_BUDGET), ...ids]);
     } catch (e) {
       throw scriptError("copy thread: read source", e);
     }
@@ -228,10 +231,7 @@ export async function copyThread(o: Ops, source: string, target: string): Promis
         [o.layout.shardBase(tShard), encode(target), tGen, phase, String(COPY_GRACE_MS), ...args]);
     } catch (e) {
       if (e instanceof Error && e.message.startsWith("EXISTS")) throw new InvalidConfigError(`target thread ${JSON.stringify(target)} already has checkpoints`);
-      if (e instanceof Error && e.message.startsWith("MISSING")) {
-        throw new NotFoundError("copy thread: values of checkpoints the copy had taken left the source during the copy " +
-          `(a prune, deleteForRuns or re-put of the source ran meanwhile): copy again (${e.message})`);
-      }
+      if (e instanceof Error && e.message.startsWith("MISSING")) throw new MissingValue(e.message);
       throw scriptError("copy thread: write target", e);
     }
   };
@@ -241,6 +241,7 @@ export async function copyThread(o: Ops, source: string, target: string): Promis
     const runBase = o.layout.shardBase(tShard) + "run:";
     for (const encns of namespaces) {
       const before = count;
+      const ids: Buffer[] = []; // the checkpoints copied, asked about when a value was not copied
       for (let cursor: Arg = ""; ;) {
         const r = await read("cps", encns, cursor);
         if (!r) throw new NotFoundError("copy thread: the source thread was deleted during the copy");
@@ -249,6 +250,7 @@ export async function copyThread(o: Ops, source: string, target: string): Promis
           const cp = arr(c);
           const flat = arr(cp[1]);
           if (cp.length !== 2 || flat.length % 2 !== 0) throw new CorruptError("copy page checkpoint");
+          ids.push(buf(cp[0]));
           args.push(buf(cp[0]), String(flat.length / 2));
           for (let i = 0; i < flat.length; i += 2) {
             let v = buf(flat[i + 1]);
@@ -273,8 +275,23 @@ export async function copyThread(o: Ops, source: string, target: string): Promis
         cursor = buf(r[0]);
         if (str(cursor) === "0") break;
       }
-      // Every value the copied checkpoints point to was written (copy_write.lua's need set).
-      await write("check", encns);
+      // Every value the copied checkpoints point to was written (copy_write.lua's need set). One that was
+      // not is lost data when a copied checkpoint still points to it (copy_read.lua's part "lost"), else
+      // it was reclaimed during the copy.
+      try {
+        await write("check", encns);
+      } catch (e) {
+        if (!(e instanceof MissingValue)) throw e;
+        for (let i = 0; i < ids.length; i += COPY_BUDGET) {
+          try {
+            await read("lost", encns, "", ...ids.slice(i, i + COPY_BUDGET));
+          } catch (le) {
+            if (!(le instanceof NotFoundError)) throw le;
+          }
+        }
+        throw new NotFoundError("copy thread: values of checkpoints the copy had taken left the source during the copy " +
+          `(a prune, deleteForRuns or re-put of the source ran meanwhile): copy again (${e.message})`);
+      }
     }
     if (count === 0) {
       // Every namespace listed was emptied before its checkpoints were read: nothing to copy, as from a

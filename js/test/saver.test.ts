@@ -338,7 +338,7 @@ describe("multi-step operations", () => {
     await expect(s.copyThread("src", "dst")).rejects.toThrow(InvalidConfigError);
   });
 
-  it("copyThread of a source that lost a namespace's index or values hash fails with DataLossError, copying nothing", async () => {
+  it("copyThread of a source that lost a namespace's index or values hash (or values, a hash written again) fails with DataLossError, copying nothing", async () => {
     const s = fresh();
     await chain(s, "lost", 3);
     await chain(s, "lost", 3, { ns: "sub:1" });
@@ -352,6 +352,11 @@ describe("multi-step operations", () => {
     }
     await s.copyThread("lost", "lost-copy");
     expect(await s.getTuple({ configurable: { thread_id: "lost-copy", checkpoint_ns: "sub:1" } })).toBeDefined();
+    // A values hash lost, then written again by a put: the values of the older checkpoints are missing.
+    await client.del(s.layout.blobs("lost", gen, "sub:1"));
+    await chain(s, "lost", 1, { ns: "sub:1" });
+    await expect(s.copyThread("lost", "lost-copy-2")).rejects.toBeInstanceOf(DataLossError);
+    expect(await s.getTuple({ configurable: { thread_id: "lost-copy-2" } })).toBeUndefined();
   });
 
   it("prune keeps the latest checkpoint (and the ancestors its delta channel needs), or deletes", async () => {
