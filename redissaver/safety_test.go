@@ -17,7 +17,8 @@ import (
 )
 
 // safetyThread writes a thread of two namespaces, three checkpoints each,
-// with writes, and returns its last config in the root namespace.
+// with writes, each namespace under a run of its own ("run-" and
+// "run-sub"), and returns its last config in the root namespace.
 func safetyThread(t *testing.T, s *redissaver.Saver, th string) checkpoint.Config {
 	t.Helper()
 	ctx := context.Background()
@@ -33,7 +34,7 @@ func safetyThread(t *testing.T, s *redissaver.Saver, th string) checkpoint.Confi
 				nv["cfg"] = "1"
 			}
 			var err error
-			if cfg, err = s.Put(ctx, cfg, cp, checkpoint.Metadata{"step": i}, nv); err != nil {
+			if cfg, err = s.Put(ctx, cfg, cp, checkpoint.Metadata{"step": i, "run_id": "run-" + ns}, nv); err != nil {
 				t.Fatal(err)
 			}
 			if err := s.PutWrites(ctx, cfg, []checkpoint.Write{{Channel: "w", Value: i}}, "task", ""); err != nil {
@@ -149,6 +150,9 @@ func TestEveryKeyLostThenWritten(t *testing.T) {
 			return s.Prune(ctx, []string{last.ThreadID}, checkpoint.PruneDelete)
 		}},
 		{"delete thread", func(s *redissaver.Saver, last checkpoint.Config) error { return s.DeleteThread(ctx, last.ThreadID) }},
+		{"delete for runs", func(s *redissaver.Saver, last checkpoint.Config) error {
+			return s.DeleteForRuns(ctx, []string{"run-sub"})
+		}},
 		{"sweep", func(s *redissaver.Saver, last checkpoint.Config) error { _, err := s.Sweep(ctx); return err }},
 	}
 	// The keys of a thread as safetyThread writes it, in a stable order
@@ -159,7 +163,12 @@ func TestEveryKeyLostThenWritten(t *testing.T) {
 			t.Fatal(err)
 		}
 		shard := s.Layout().ShardBase(s.Layout().Shard("victim"))
-		ks = slices.DeleteFunc(append(ks, shard+"threads", shard+"all"), func(k string) bool { return strings.HasSuffix(k, ":events") })
+		runs, err := rdb.Keys(ctx, shard+"run:*").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ks = append(append(ks, shard+"threads", shard+"all"), runs...)
+		ks = slices.DeleteFunc(ks, func(k string) bool { return strings.HasSuffix(k, ":events") })
 		slices.Sort(ks)
 		return ks
 	}
@@ -191,8 +200,9 @@ func TestEveryKeyLostThenWritten(t *testing.T) {
 				t.Errorf("%s after losing %s: %v, want nil or ErrDataLoss", w.name, name, err)
 			}
 			after := readAll(t, s, last)
-			deleted := w.name == "prune delete" || w.name == "delete thread" // the thread is gone
 			for what, rerr := range after.errs {
+				// What the write deleted: the thread, or namespace "sub" (run-sub).
+				deleted := w.name == "prune delete" || w.name == "delete thread" || (w.name == "delete for runs" && strings.HasSuffix(what, " sub"))
 				if rerr != nil && !errors.Is(rerr, checkpoint.ErrDataLoss) && !(deleted && errors.Is(rerr, checkpoint.ErrNotFound)) {
 					t.Errorf("%s after %s after losing %s: %v, want nil or ErrDataLoss", what, w.name, name, rerr)
 				}

@@ -17,6 +17,9 @@
 -- staging generation becomes its target's at the commit (removed now, the copied checkpoint would be in no
 -- run index: a later call would not find it). A namespace left without checkpoints goes, and so does a thread
 -- left without namespaces. Checkpoints put to the run while the scan runs may or may not be deleted.
+-- Errors, before anything is written: "DATALOSS <what>" when a thread a member names has a head without its
+-- registry entry (or the reverse), or a live thread whose checkpoint the step would delete lacks its
+-- namespace set or that namespace's index.
 -- Work bound: one SSCAN of COUNT ARGV[2] (about that many members), each O(log n).
 local sb, budget = ARGV[1], tonumber(ARGV[2])
 local maxlen, feedmaxlen = event_bounds(3) -- read before the first write
@@ -25,28 +28,40 @@ local touched, order = {}, {} -- "thread \0 generation \0 namespace" -> {thread,
 local perthread = {} -- thread -> checkpoints deleted
 local current = {}
 local scan = redis.call('SSCAN', KEYS[1], ARGV[6], 'COUNT', budget)
+-- Every check first, then every write: Redis does not roll a script back. A thread whose head or registry
+-- entry is lost, or whose namespace set or touched namespace index is, refuses the step: deleting in it would
+-- empty what only looks empty (the thread would be retired with its other namespaces, a namespace's values
+-- unlinked under checkpoints its lost index no longer names).
+local drops, strays = {}, {}
 for _, member in ipairs(scan[2]) do
   local parts = split0(member)
   local id, enct, encns, g = parts[1], parts[2], parts[3], parts[4]
   local cur = current[enct]
   if cur == nil then
-    local gen, state = thread_state(sb, enct, now)
+    local gen, state, detail = thread_state(sb, enct, now)
+    if state == 'lost' then return dataloss(detail) end
     cur = false
     if state == 'live' then cur = gen end
     current[enct] = cur
   end
   local ours = g and encns and redis.call('HGET', sb .. 't:' .. enct .. ':g:' .. g .. ':n:' .. encns .. ':cp:' .. id, 'r') == KEYS[1]
   if ours and cur == g then
-    drop_checkpoint(sb, enct, encns, g, id)
-    perthread[enct] = (perthread[enct] or 0) + 1
     local key = enct .. '\0' .. g .. '\0' .. encns
     if not touched[key] then
+      local lost = check_gen(sb .. 't:' .. enct .. ':g:' .. g, encns)
+      if lost then return lost end
       touched[key] = {enct, g, encns}
       order[#order + 1] = key
     end
+    drops[#drops + 1] = parts
   elseif not ours then
-    redis.call('SREM', KEYS[1], member)
+    strays[#strays + 1] = member
   end
+end
+for _, member in ipairs(strays) do redis.call('SREM', KEYS[1], member) end
+for _, parts in ipairs(drops) do
+  drop_checkpoint(sb, parts[2], parts[3], parts[4], parts[1])
+  perthread[parts[2]] = (perthread[parts[2]] or 0) + 1
 end
 local out = {scan[1]}
 for _, key in ipairs(order) do

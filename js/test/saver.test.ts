@@ -322,6 +322,18 @@ describe("multi-step operations", () => {
     expect(await s.getTuple({ configurable: { thread_id: "b" } })).toBeUndefined();
   });
 
+  it("deleteForRuns in a thread that lost its namespace set refuses with DataLossError, deleting nothing", async () => {
+    const s = fresh();
+    await chain(s, "t", 2, { run: () => "r-keep" });
+    const sub = await chain(s, "t", 2, { ns: "sub:1", run: () => "r-gone" });
+    const gen = (await client.hGet(s.layout.head("t"), "g"))!;
+    await client.del(s.layout.namespaces("t", gen));
+    // Before, the namespace emptied looked like the thread's last: the whole thread was retired.
+    await expect(s.deleteForRuns(["r-gone"])).rejects.toBeInstanceOf(DataLossError);
+    expect(await client.exists(s.layout.checkpoint("t", gen, "sub:1", sub[1]))).toBe(1);
+    expect(await client.hGet(s.layout.head("t"), "g")).toBe(gen);
+  });
+
   it("copyThread copies every namespace; the target must be empty", async () => {
     const s = fresh();
     await chain(s, "src", 150);
