@@ -180,10 +180,13 @@ func TestEveryKeyLostThenWritten(t *testing.T) {
 	if n < 10 {
 		t.Fatalf("only %d keys", n)
 	}
-	for _, w := range writes {
-		for i := range n {
-			s, err := redissaver.New(ctx, rdb, redissaver.Options{Shards: 4, AcceptEviction: true,
-				Prefix: fmt.Sprintf("%s-%d-%d", redistest.Prefix(t), len(w.name), i)})
+	for j, w := range writes {
+		for i := range 2 * n {
+			// The write goes through the saver that wrote the thread (it knows
+			// the thread's generation: a Put stages its values), or through a
+			// new one (a Put passes them through its script).
+			opts := redissaver.Options{Shards: 4, AcceptEviction: true, Prefix: fmt.Sprintf("%s-%d-%d", redistest.Prefix(t), j, i)}
+			s, err := redissaver.New(ctx, rdb, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -192,8 +195,14 @@ func TestEveryKeyLostThenWritten(t *testing.T) {
 			if len(ks) != n {
 				t.Fatalf("%d keys, then %d", n, len(ks))
 			}
-			k := ks[i]
+			k := ks[i%n]
 			name := strings.TrimPrefix(k, s.Layout().Prefix())
+			if i >= n {
+				if s, err = redissaver.New(ctx, rdb, opts); err != nil {
+					t.Fatal(err)
+				}
+				name += " (a new saver)"
+			}
 			must(t, rdb.Del(ctx, k).Err())
 			err = w.run(s, last)
 			if err != nil && !errors.Is(err, checkpoint.ErrDataLoss) {
