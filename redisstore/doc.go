@@ -186,4 +186,14 @@
 // with errors.Is. Bad input is refused before anything is sent. Data the
 // store did not write (a hand-edited key) gives ErrCorrupt or is skipped,
 // never a panic.
+//
+// Lost data (a key evicted or deleted by hand) is an error wrapping
+// checkpoint.ErrDataLoss, never fewer items: an item its namespace's index
+// names whose hash is gone while its expiry index does not say it expired
+// (Get, Search), a namespace the registry names without its index (Search,
+// ListNamespaces, and Put and Delete, which write nothing then, rather than
+// make the index anew with only what they put). Every script checks before
+// its first write. Two losses cannot be told: a namespace index lost while
+// its items had a TTL reads as a namespace whose items expired, and the
+// registry lost whole reads as a store without items.
 package redisstore

@@ -3,6 +3,9 @@ package redisstore
 import (
 	"errors"
 	"fmt"
+
+	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/redis/go-redis/v9"
 )
 
 // Sentinel errors. Every error the Store returns wraps one of them or a Redis
@@ -58,7 +61,12 @@ func errorf(sentinel error, format string, args ...any) error {
 	return fmt.Errorf("%w: %s", sentinel, fmt.Sprintf(format, args...))
 }
 
-// redisErr wraps an error from Redis with the operation that met it.
+// redisErr wraps an error from Redis with the operation that met it: a
+// script's DATALOSS (a key that should exist and does not) as
+// checkpoint.ErrDataLoss.
 func redisErr(op string, err error) error {
+	if redis.HasErrorPrefix(err, "DATALOSS") {
+		return fmt.Errorf("redisstore: %s: %w: %v", op, checkpoint.ErrDataLoss, err)
+	}
 	return fmt.Errorf("redisstore: %s: %w", op, err)
 }

@@ -4,31 +4,45 @@
 -- ARGV[1] -> key base "{P}:"
 -- ARGV[2] -> "1" to extend the TTL of the items found (those stored with one), "0" not to
 -- ARGV[3 ..] -> pairs: encoded namespace, encoded key
--- Returns: one entry per pair, in order: {value, created, updated}, or false when the item is absent
+-- Returns: one entry per pair, in order: {value, created, updated}, or false when the item is absent;
+--          "DATALOSS <what>", before anything is written, for an item its namespace's index names whose
+--          hash is gone while its expiry index does not say it expired.
+-- Work bound: O(pairs) (an absent item costs one ZSCORE more, two when indexed).
 
 local base = ARGV[1]
 local refresh = ARGV[2] == '1'
-local now_ms
-if refresh then
-  local clock = redis.call('TIME')
-  now_ms = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+local now_ms -- read once, when needed
+local function now()
+  if not now_ms then
+    local clock = redis.call('TIME')
+    now_ms = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+  end
+  return now_ms
 end
 
-local out = {}
+-- Every read and check first, then the TTL extensions: no write before a DATALOSS.
+local out, extend = {}, {}
 for i = 3, #ARGV, 2 do
   local ns, k = ARGV[i], ARGV[i + 1]
   local key = base .. 'i:' .. ns .. ':' .. k
   local r = redis.call('HMGET', key, 'v', 'c', 'u', 't')
   if not r[1] then
+    -- Absent. Still in its namespace's index, it expired when its expiry index says so, else it
+    -- was lost.
+    if redis.call('ZSCORE', base .. 'n:' .. ns, k) then
+      local at = redis.call('ZSCORE', base .. 'x:' .. ns, k)
+      local expired = at and tonumber(at) <= now()
+      if not expired then return redis.error_reply('DATALOSS item hash ' .. key) end
+    end
     out[#out + 1] = false
   else
     local ttl = tonumber(r[4])
-    if refresh and ttl then
-      local at = string.format('%.0f', now_ms + ttl)
-      redis.call('PEXPIREAT', key, at)
-      redis.call('ZADD', base .. 'x:' .. ns, at, k)
-    end
+    if refresh and ttl then extend[#extend + 1] = {key, ns, k, string.format('%.0f', now() + ttl)} end
     out[#out + 1] = {r[1], r[2], r[3]}
   end
+end
+for _, e in ipairs(extend) do
+  redis.call('PEXPIREAT', e[1], e[4])
+  redis.call('ZADD', base .. 'x:' .. e[2], e[4], e[3])
 end
 return out

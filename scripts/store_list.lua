@@ -17,6 +17,8 @@
 -- Returns: {last, names...}: last is the last member examined ("" when the walk is over), then
 --          the encoded namespaces (encoded labels joined by ":") in order; a step may return a
 --          name the previous step returned last (the client drops it)
+--          "DATALOSS <what>", before anything is written, for a namespace the registry names without its
+--          index (unless {P}:exp names it: its items had a TTL).
 -- Work bound: at most ARGV[4] registry members, each with O(log n) liveness checks, per call.
 
 local base = ARGV[1]
@@ -69,6 +71,7 @@ local function liveness(ns)
 end
 
 local out, last = {''}, nil
+local emptied = {} -- namespaces to drop from the registry, at the end: no write before a DATALOSS
 local min, max = ARGV[2], ARGV[3]
 local done = false
 while not done and budget > 0 do
@@ -88,9 +91,14 @@ while not done and budget > 0 do
     if at and matches(labels) then
       local live = liveness(ns)
       if live < 0 then
-        redis.call('ZREM', registry, member)
-        redis.call('ZREM', base .. 'exp', member)
-        redis.call('DEL', base .. 'x:' .. ns)
+        -- The scripts that empty a namespace drop it from the registry at once, but for a walk that
+        -- removed the entries of its expired items (an earlier version left it named; {P}:exp names
+        -- it then): dropped at the end of the step. Else its index was lost, and it would read as a
+        -- namespace without items.
+        if not redis.call('ZSCORE', base .. 'exp', member) then
+          return redis.error_reply('DATALOSS namespace index ' .. base .. 'n:' .. ns)
+        end
+        emptied[#emptied + 1] = {member, ns}
       elseif live > 0 then
         local name = ns
         if depth > 0 and #labels > depth then
@@ -112,5 +120,10 @@ while not done and budget > 0 do
     out[1] = ''
     done = true
   end
+end
+for _, e in ipairs(emptied) do
+  redis.call('ZREM', registry, e[1])
+  redis.call('ZREM', base .. 'exp', e[1])
+  redis.call('DEL', base .. 'x:' .. e[2])
 end
 return out

@@ -19,9 +19,12 @@
 -- Returns: {done, member, score, key, taken, entries...}: done is 1 when the walk is over; the
 --          next four are the cursor to pass back; each entry is a list {id, updated, n, w, v}
 --          (false for a field not asked for), id being the encoded namespace ":" encoded key.
+-- Errors, before anything is written: "DATALOSS <what>" for a namespace the registry names without
+--          its index (unless {P}:exp names it: its items had a TTL), or an index entry whose item hash
+--          is gone while its expiry index does not say it expired.
 -- Work bound: at most ARGV[11] index entries and namespaces, and about ARGV[10] bytes, per call;
---             each entry costs one HMGET. The index entries of expired items met are removed, and
---             namespaces found empty leave the registry.
+--             each entry costs one HMGET (and a ZSCORE when its item is gone). The index entries of
+--             expired items met are removed, and namespaces found empty leave the registry.
 
 local base = ARGV[1]
 local registry = KEYS[1]
@@ -55,6 +58,10 @@ local function bytes_less(a, b)
   return #a < #b
 end
 
+-- Every write waits for the end of the step (Redis does not roll a script back, and a step may still
+-- find lost data): the index entries of expired items, then the namespaces they may have emptied.
+local stales, emptied = {}, {}
+
 -- Drops a namespace left without items from the registry and the expiry index.
 local function drop_if_empty(m, ns)
   if redis.call('ZCARD', base .. 'n:' .. ns) == 0 then
@@ -63,6 +70,9 @@ local function drop_if_empty(m, ns)
     redis.call('DEL', base .. 'x:' .. ns)
   end
 end
+
+local clock = redis.call('TIME')
+local now_ms = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 
 -- The rank (newest first) at which to resume after the item (score, key): right after it when
 -- it is still there unchanged, else at the first item with that score, skipping below those
@@ -107,7 +117,18 @@ while steps > 0 and spent < budget do
     steps = steps - 1
   end
   local finished = true
-  if ns then
+  if ns and redis.call('EXISTS', base .. 'n:' .. ns) == 0 then
+    -- A namespace the registry names has its index: the scripts that empty one drop it from the
+    -- registry at once, but for a step that removed the entries of its expired items (an earlier
+    -- version left it named; the expiry index {P}:exp names it then). One lost would read as a
+    -- namespace without items. One that left the registry since the cursor named it is done.
+    if redis.call('ZSCORE', registry, m) then
+      if not redis.call('ZSCORE', base .. 'exp', m) then
+        return redis.error_reply('DATALOSS namespace index ' .. base .. 'n:' .. ns)
+      end
+      emptied[#emptied + 1] = {m, ns}
+    end
+  elseif ns then
     local nkey = base .. 'n:' .. ns
     local from, skipping = resume(nkey)
     local tiescore, tiekey = score, last
@@ -128,8 +149,13 @@ while steps > 0 and spent < budget do
       if not (skipping and tonumber(sc) == tonumber(tiescore) and not bytes_less(k, tiekey)) then
         local r = redis.call('HMGET', base .. 'i:' .. ns .. ':' .. k, unpack(fields))
         if not r[1] then
-          redis.call('ZREM', nkey, k)
-          redis.call('ZREM', base .. 'x:' .. ns, k)
+          -- Gone: expired when its expiry index says so, else lost.
+          local at = redis.call('ZSCORE', base .. 'x:' .. ns, k)
+          local expired = at and tonumber(at) <= now_ms
+          if not expired then
+            return redis.error_reply('DATALOSS item hash ' .. base .. 'i:' .. ns .. ':' .. k)
+          end
+          stales[#stales + 1] = {nkey, base .. 'x:' .. ns, k}
           stale = true
         else
           taken = taken + 1
@@ -157,8 +183,10 @@ while steps > 0 and spent < budget do
     else
       finished = #chunk < 2 * n
     end
-    -- A namespace that gave a live item is not empty: no need to look.
-    if finished and (stale or taken == 0) then drop_if_empty(m, ns) end
+    -- A namespace that gave a live item is not empty: no need to look. One whose expired entries
+    -- this step removes is looked at even unfinished: the registry never names a namespace without
+    -- its index.
+    if stale or (finished and taken == 0) then emptied[#emptied + 1] = {m, ns} end
   end
   if finished then
     score, last, taken = '', '', 0
@@ -166,6 +194,11 @@ while steps > 0 and spent < budget do
   end
 end
 
+for _, e in ipairs(stales) do
+  redis.call('ZREM', e[1], e[3])
+  redis.call('ZREM', e[2], e[3])
+end
+for _, e in ipairs(emptied) do drop_if_empty(e[1], e[2]) end
 if done then out[1] = 1 end
 out[2], out[3], out[4], out[5] = member, score, last, taken
 return out

@@ -9,7 +9,9 @@
 --            kind ("p" put, "d" delete), registry member of the namespace, encoded key,
 --            TTL in milliseconds (0: none), value (canonical JSON), number of vectors,
 --            float32 vectors (the last three empty for a delete)
--- Returns: {items created, index entries swept}
+-- Returns: {items created, index entries swept}; "DATALOSS <what>", before anything is written, when an
+--          operation's namespace is in the registry without its index (unless {P}:exp names it).
+-- Work bound: O(operations) (each O(log n), plus its value and vectors), and ARGV[2] index entries swept.
 
 local base = ARGV[1]
 local registry = KEYS[1]
@@ -120,8 +122,18 @@ local function sweep(budget)
   return swept
 end
 
-local created = 0
 local n = tonumber(ARGV[3])
+-- Before the first write: a namespace the registry names has its index (see store_scan.lua), and one
+-- that lost it would be made anew with only what this call puts.
+for i = 0, n - 1 do
+  local member = ARGV[4 + 7 * i + 1]
+  local ns = ns_of(member)
+  if redis.call('EXISTS', base .. 'n:' .. ns) == 0 and redis.call('ZSCORE', registry, member)
+      and not redis.call('ZSCORE', expkey, member) then
+    return redis.error_reply('DATALOSS namespace index ' .. base .. 'n:' .. ns)
+  end
+end
+local created = 0
 for i = 0, n - 1 do
   local at = 4 + 7 * i
   local kind, member, k = ARGV[at], ARGV[at + 1], ARGV[at + 2]
