@@ -99,8 +99,6 @@ if ARGV[6] == '' then
   local top = redis.call('ZREVRANGE', nb .. ':idx', '0', '0')
   if #top == 0 then return {gen, '', ''} end
   latest = top[1]
-  redis.call('DEL', pkeep)
-  redis.call('SADD', pkeep, owner, latest)
   local flat = redis.call('HGETALL', nb .. ':cp:' .. latest)
   if #flat == 0 then return dataloss('checkpoint hash ' .. nb .. ':cp:' .. latest) end
   for i = 1, #flat, 2 do
@@ -117,6 +115,9 @@ if ARGV[6] == '' then
       cur = flat[i + 1]
     end
   end
+  -- The plan is this job's from here (checked first: a lost hash or value leaves no plan behind).
+  redis.call('DEL', pkeep)
+  redis.call('SADD', pkeep, owner, latest)
 else
   if redis.call('SISMEMBER', pkeep, owner) == 0 then return {gen, '', ''} end
   cur = ARGV[6]
