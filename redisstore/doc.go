@@ -55,10 +55,14 @@
 //
 // Every key of a store starts with "{Prefix}:", P below:
 //
-//	{P}:meta        hash  format "store-1" and dims (the vectors' length): New writes it for a
+//	{P}:meta        hash  format "store-1", dims (the vectors' length) and registry "marked" (the
+//	                      registry holds its marker; New adds both to a prefix of an earlier
+//	                      version): New writes it for a
 //	                      new prefix and refuses a prefix of another format or dims, and one
 //	                      whose registry exists without it (checkpoint.ErrDataLoss)
-//	{P}:ns          zset  namespace registry: score 0, member = sortable form 0x00 0x00 encoded form
+//	{P}:ns          zset  namespace registry: score 0, member = sortable form 0x00 0x00 encoded form;
+//	                      and the marker member "" (score 0), written by New with the meta key
+//	                      (meta field registry "marked"): a registry without it was lost
 //	{P}:exp         zset  registry members of namespaces holding items with a TTL, scored by
 //	                      their earliest expiry (ms; never later than the real one)
 //	{P}:n:NS        zset  the namespace's items: encoded key, scored by UpdatedAt (µs)
@@ -193,7 +197,8 @@
 // (Get, Search), a namespace the registry names without its index (Search,
 // ListNamespaces, and Put and Delete, which write nothing then, rather than
 // make the index anew with only what they put). Every script checks before
-// its first write. Two losses cannot be told: a namespace index lost while
-// its items had a TTL reads as a namespace whose items expired, and the
-// registry lost whole reads as a store without items.
+// its first write. The registry lost whole is told by its marker member
+// (every call, and New, answer ErrDataLoss). One loss cannot be told: a
+// namespace index lost while its items had a TTL reads as a namespace whose
+// items expired.
 package redisstore

@@ -66,8 +66,8 @@ func TestKeyLayout(t *testing.T) {
 		t.Errorf("item TTL %v", ttl)
 	}
 	members, _ := mr.ZMembers("{app:mem}:ns")
-	if len(members) != 1 || members[0] != "users\x00\x01a:b\x00\x01\x00\x00users:a%3Ab" {
-		t.Errorf("registry %q", members)
+	if !slices.Equal(members, []string{"", "users\x00\x01a:b\x00\x01\x00\x00users:a%3Ab"}) {
+		t.Errorf("registry %q, want the marker and the namespace", members)
 	}
 	// Every key carries the store's hash tag: one Cluster slot.
 	for k := range got {
@@ -76,15 +76,23 @@ func TestKeyLayout(t *testing.T) {
 		}
 	}
 
-	// Deleting every item leaves no key behind but the prefix's meta key.
+	// Deleting every item leaves no key behind but the prefix's meta key and
+	// the registry with its marker alone.
 	for _, k := range []string{"k 1", "plain"} {
 		if err := s.Delete(ctx, []string{"users", "a:b"}, k); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if keys := mr.Keys(); len(keys) != 1 || keys[0] != "{app:mem}:meta" {
-		t.Fatalf("keys left after deleting every item: %q", keys)
+	empty := func(when string) {
+		t.Helper()
+		if keys := mr.Keys(); !slices.Equal(keys, []string{"{app:mem}:meta", "{app:mem}:ns"}) {
+			t.Fatalf("keys left %s: %q", when, keys)
+		}
+		if members, _ := mr.ZMembers("{app:mem}:ns"); !slices.Equal(members, []string{""}) {
+			t.Fatalf("registry %s: %q", when, members)
+		}
 	}
+	empty("after deleting every item")
 
 	// Neither does expiry, once swept.
 	for _, k := range []string{"a", "b"} {
@@ -97,9 +105,7 @@ func TestKeyLayout(t *testing.T) {
 	if n, err := s.Sweep(ctx); err != nil || n != 2 {
 		t.Fatalf("Sweep = %d, %v", n, err)
 	}
-	if keys := mr.Keys(); len(keys) != 1 || keys[0] != "{app:mem}:meta" {
-		t.Fatalf("keys left after expiry and Sweep: %q", keys)
-	}
+	empty("after expiry and Sweep")
 }
 
 // UpdatedAt grows with every Put even when the server's clock does not move.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -18,10 +19,9 @@ import (
 // would, and reads and writes it every way: each call answers what it
 // answered before, or fails with checkpoint.ErrDataLoss, and some call
 // notices every loss; none answers fewer items or namespaces with a nil
-// error, and no write makes a lost namespace index anew with only what it
-// puts. But for the namespace registry: a store whose registry was lost
-// whole cannot be told from one without items (searches and listings then
-// answer none, and a Put writes it anew).
+// error, and no write makes a lost namespace index, or the registry, anew
+// with only what it puts. A new Store on the prefix refuses a lost registry
+// too.
 func TestEveryKeyLost(t *testing.T) {
 	rdb := redistest.Real(t)
 	ctx := context.Background()
@@ -113,7 +113,6 @@ func TestEveryKeyLost(t *testing.T) {
 			if err := rdb.Del(ctx, k).Err(); err != nil {
 				t.Fatal(err)
 			}
-			registry := strings.HasSuffix(k, "}:ns")
 			out, errs := run()
 			noticed := false
 			for name, err := range errs {
@@ -122,12 +121,17 @@ func TestEveryKeyLost(t *testing.T) {
 					t.Errorf("%s: %v, want nil or ErrDataLoss", name, err)
 				case err != nil:
 					noticed = true
-				case out[name] != before[name] && !registry:
+				case out[name] != before[name]:
 					t.Errorf("%s changed with a nil error:\n got %s\nwant %s", name, out[name], before[name])
 				}
 			}
-			if !noticed && !registry {
+			if !noticed {
 				t.Errorf("no call noticed the loss of %s", k)
+			}
+			if strings.HasSuffix(k, "}:ns") {
+				if _, err := redisstore.New(ctx, rdb, redisstore.Options{Prefix: prefix}); !errors.Is(err, checkpoint.ErrDataLoss) {
+					t.Errorf("New on a prefix that lost its registry: %v, want ErrDataLoss", err)
+				}
 			}
 			// Put the store back as it was.
 			for _, ns := range []string{"a", "b"} {
@@ -183,5 +187,45 @@ func TestExpiredIsNotLost(t *testing.T) {
 	}
 	if err := s.Put(ctx, []string{"t", "x"}, "k4", map[string]any{"k": "k4"}); err != nil {
 		t.Errorf("Put after expiry: %v", err)
+	}
+}
+
+// TestRegistryMarkerAdded: a prefix written before the registry had its
+// marker (a meta key without the field "registry") gets the marker and the
+// field from New, and reads as before.
+func TestRegistryMarkerAdded(t *testing.T) {
+	rdb := redistest.Real(t)
+	ctx := context.Background()
+	prefix := redistest.Prefix(t)
+	base := "{" + prefix + "}:"
+	s, err := redisstore.New(ctx, rdb, redisstore.Options{Prefix: prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Put(ctx, []string{"a"}, "k", map[string]any{"x": 1}); err != nil {
+		t.Fatal(err)
+	}
+	// As an earlier version left it.
+	if err := rdb.HDel(ctx, base+"meta", "registry").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.ZRem(ctx, base+"ns", "").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Get(ctx, []string{"a"}, "k"); !errors.Is(err, checkpoint.ErrDataLoss) {
+		t.Errorf("Get without the marker: %v, want ErrDataLoss (New adds it)", err)
+	}
+	s, err = redisstore.New(ctx, rdb, redisstore.Options{Prefix: prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if it, err := s.Get(ctx, []string{"a"}, "k"); err != nil || fmt.Sprint(it.Value["x"]) != "1" {
+		t.Errorf("Get after New: %v %v", it, err)
+	}
+	if nss, err := s.ListNamespaces(ctx, redisstore.ListNamespacesOptions{}); err != nil || len(nss) != 1 {
+		t.Errorf("ListNamespaces after New: %v %v", nss, err)
+	}
+	if v := rdb.HGet(ctx, base+"meta", "registry").Val(); v != "marked" {
+		t.Errorf("meta field registry %q", v)
 	}
 }

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -52,31 +53,60 @@ const storeFormat = "store-1"
 // checkMeta writes the store's meta key when the prefix is new ("format",
 // and "dims": the vectors' length) and refuses, with ErrInvalidOptions, a
 // prefix written with another format or another number of dimensions. A
-// prefix without its meta key whose namespace registry exists (it does
-// while any namespace holds an item) lost the key (evicted, deleted): it is
-// refused with checkpoint.ErrDataLoss and nothing is written, rather than
-// given a new key with whatever Dims this store has.
+// prefix without its meta key whose namespace registry names a namespace
+// lost the key (evicted, deleted): it is refused with checkpoint.ErrDataLoss
+// and nothing is written, rather than given a new key with whatever Dims
+// this store has.
+//
+// The registry holds the marker member "" from the prefix's creation on
+// (meta field "registry" = "marked" says so), so that a registry lost whole
+// is told from a store without items: every script refuses a registry
+// without its marker (DATALOSS), and so does checkMeta when the meta key
+// says the marker was written. A prefix of an earlier version, whose meta
+// key lacks the field, gets the marker and the field now.
 func checkMeta(ctx context.Context, rdb redis.UniversalClient, key, registry string, dims int) error {
 	var all *redis.MapStringStringCmd
-	var items *redis.IntCmd
+	var members *redis.IntCmd
+	var marker *redis.FloatCmd
 	cmds, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		all = p.HGetAll(ctx, key)
-		items = p.Exists(ctx, registry)
+		members = p.ZCard(ctx, registry)
+		marker = p.ZScore(ctx, registry, meta.RegistryMarker)
 		return nil
 	})
-	if err := meta.TxErr(cmds, err); err != nil {
+	if err := meta.TxErr(cmds, err); err != nil && !errors.Is(err, redis.Nil) {
 		return redisErr("meta key "+key, err)
 	}
+	marked := marker.Err() == nil
 	m := all.Val()
-	if len(m) == 0 {
-		if items.Val() > 0 {
-			return fmt.Errorf("%w: redisstore: prefix has no meta key %s, but its namespace registry %s exists: the meta key was lost "+
-				"(evicted or deleted); write it back (HSET %s format %s dims <the store's Dims>) instead of opening a store on the prefix",
-				checkpoint.ErrDataLoss, key, registry, key, storeFormat)
-		}
-		if m, err = meta.SetOnce(ctx, rdb, key, "format", storeFormat, "dims", dims); err != nil {
+	namespaces := members.Val()
+	if marked {
+		namespaces--
+	}
+	if len(m) == 0 && namespaces > 0 {
+		return fmt.Errorf("%w: redisstore: prefix has no meta key %s, but its namespace registry %s names namespaces: the meta key was lost "+
+			"(evicted or deleted); write it back (HSET %s format %s dims <the store's Dims> registry %s) instead of opening a store on the prefix",
+			checkpoint.ErrDataLoss, key, registry, key, storeFormat, registryMarked)
+	}
+	if len(m) > 0 && m["format"] == storeFormat && m[fieldRegistry] == registryMarked && !marked {
+		return fmt.Errorf("%w: redisstore: the namespace registry %s lacks its marker member: it was lost (evicted or deleted)",
+			checkpoint.ErrDataLoss, registry)
+	}
+	if len(m) == 0 || m[fieldRegistry] == "" {
+		// A new prefix, or one of an earlier version: the meta key (its
+		// missing fields) and the registry's marker, at once.
+		cmds, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.HSetNX(ctx, key, "format", storeFormat)
+			p.HSetNX(ctx, key, "dims", dims)
+			p.HSetNX(ctx, key, fieldRegistry, registryMarked)
+			p.ZAddNX(ctx, registry, redis.Z{Score: 0, Member: meta.RegistryMarker})
+			all = p.HGetAll(ctx, key)
+			return nil
+		})
+		if err := meta.TxErr(cmds, err); err != nil {
 			return redisErr("meta key "+key, err)
 		}
+		m = all.Val()
 	}
 	if m["format"] != storeFormat {
 		return errorf(ErrInvalidOptions, "prefix holds store format %q (meta key %s); this version reads %q", m["format"], key, storeFormat)
@@ -86,6 +116,13 @@ func checkMeta(ctx context.Context, rdb redis.UniversalClient, key, registry str
 	}
 	return nil
 }
+
+// fieldRegistry is the meta key's field that says the registry holds its
+// marker member; registryMarked is its value.
+const (
+	fieldRegistry  = "registry"
+	registryMarked = "marked"
+)
 
 // Options returns the options of the store, defaults filled in.
 func (s *Store) Options() Options {

@@ -5,10 +5,14 @@
 -- ARGV[2] -> "1" to extend the TTL of the items found (those stored with one), "0" not to
 -- ARGV[3 ..] -> pairs: encoded namespace, encoded key
 -- Returns: one entry per pair, in order: {value, created, updated}, or false when the item is absent;
---          "DATALOSS <what>", before anything is written, for an item its namespace's index names whose
---          hash is gone while its expiry index does not say it expired.
+--          "DATALOSS <what>", before anything is written, for a registry without its marker member "", or
+--          an item its namespace's index names whose hash is gone while its expiry index does not say it
+--          expired.
 -- Work bound: O(pairs) (an absent item costs one ZSCORE more, two when indexed).
 
+-- The registry holds its marker member "" from the store's creation on (New writes it): a registry
+-- without it was lost whole, with the namespaces it named.
+if not redis.call('ZSCORE', KEYS[1], '') then return redis.error_reply('DATALOSS namespace registry ' .. KEYS[1]) end
 local base = ARGV[1]
 local refresh = ARGV[2] == '1'
 local now_ms -- read once, when needed

@@ -17,10 +17,13 @@
 -- Returns: {last, names...}: last is the last member examined ("" when the walk is over), then
 --          the encoded namespaces (encoded labels joined by ":") in order; a step may return a
 --          name the previous step returned last (the client drops it)
---          "DATALOSS <what>", before anything is written, for a namespace the registry names without its
---          index (unless {P}:exp names it: its items had a TTL).
+--          "DATALOSS <what>", before anything is written, for a registry without its marker member "", or
+--          a namespace the registry names without its index (unless {P}:exp names it: its items had a TTL).
 -- Work bound: at most ARGV[4] registry members, each with O(log n) liveness checks, per call.
 
+-- The registry holds its marker member "" from the store's creation on (New writes it): a registry
+-- without it was lost whole, with the namespaces it named.
+if not redis.call('ZSCORE', KEYS[1], '') then return redis.error_reply('DATALOSS namespace registry ' .. KEYS[1]) end
 local base = ARGV[1]
 local registry = KEYS[1]
 local budget, limit, depth = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
@@ -73,6 +76,7 @@ end
 local out, last = {''}, nil
 local emptied = {} -- namespaces to drop from the registry, at the end: no write before a DATALOSS
 local min, max = ARGV[2], ARGV[3]
+if min == '-' then min = '(' end -- after the marker member ""
 local done = false
 while not done and budget > 0 do
   local asked = math.min(budget, 256)

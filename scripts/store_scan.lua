@@ -19,13 +19,17 @@
 -- Returns: {done, member, score, key, taken, entries...}: done is 1 when the walk is over; the
 --          next four are the cursor to pass back; each entry is a list {id, updated, n, w, v}
 --          (false for a field not asked for), id being the encoded namespace ":" encoded key.
--- Errors, before anything is written: "DATALOSS <what>" for a namespace the registry names without
+-- Errors, before anything is written: "DATALOSS <what>" for a registry without its marker member "", a
+--          namespace the registry names without
 --          its index (unless {P}:exp names it: its items had a TTL), or an index entry whose item hash
 --          is gone while its expiry index does not say it expired.
 -- Work bound: at most ARGV[11] index entries and namespaces, and about ARGV[10] bytes, per call;
 --             each entry costs one HMGET (and a ZSCORE when its item is gone). The index entries of
 --             expired items met are removed, and namespaces found empty leave the registry.
 
+-- The registry holds its marker member "" from the store's creation on (New writes it): a registry
+-- without it was lost whole, with the namespaces it named.
+if not redis.call('ZSCORE', KEYS[1], '') then return redis.error_reply('DATALOSS namespace registry ' .. KEYS[1]) end
 local base = ARGV[1]
 local registry = KEYS[1]
 local hi = ARGV[3]
@@ -89,6 +93,7 @@ local spent = 0
 local done = false
 local regs, ri = {}, 1
 local start = ARGV[2]
+if start == '-' then start = '(' end -- after the marker member ""
 if member ~= '' then
   if score == '' then
     start = '(' .. member

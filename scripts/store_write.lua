@@ -9,10 +9,14 @@
 --            kind ("p" put, "d" delete), registry member of the namespace, encoded key,
 --            TTL in milliseconds (0: none), value (canonical JSON), number of vectors,
 --            float32 vectors (the last three empty for a delete)
--- Returns: {items created, index entries swept}; "DATALOSS <what>", before anything is written, when an
---          operation's namespace is in the registry without its index (unless {P}:exp names it).
+-- Returns: {items created, index entries swept}; "DATALOSS <what>", before anything is written, for a
+--          registry without its marker member "", or when an operation's namespace is in the registry
+--          without its index (unless {P}:exp names it).
 -- Work bound: O(operations) (each O(log n), plus its value and vectors), and ARGV[2] index entries swept.
 
+-- The registry holds its marker member "" from the store's creation on (New writes it): a registry
+-- without it was lost whole, with the namespaces it named.
+if not redis.call('ZSCORE', KEYS[1], '') then return redis.error_reply('DATALOSS namespace registry ' .. KEYS[1]) end
 local base = ARGV[1]
 local registry = KEYS[1]
 local expkey = base .. 'exp'
