@@ -58,36 +58,15 @@ func TestEveryKeyLost(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			rdb := b.client(t)
 			s := newSaver(t, rdb, redissaver.Options{Shards: 4})
-			ctx := context.Background()
 			last := safetyThread(t, s, "victim")
 			snap := readAll(t, s, last)
 			if snap.err != nil {
 				t.Fatalf("reads of the sound thread: %v", snap.err)
 			}
-			ks, err := rdb.Keys(ctx, s.Layout().ThreadBase("victim")+"*").Result()
-			if err != nil {
-				t.Fatal(err)
-			}
-			// The shard's keys: its registry, its index of every checkpoint
-			// (which only a listing of every thread reads) and its run indexes.
-			shard := s.Layout().ShardBase(s.Layout().Shard("victim"))
-			runs, err := rdb.Keys(ctx, shard+"run:*").Result()
-			if err != nil {
-				t.Fatal(err)
-			}
-			ks = append(append(ks, shard+"threads", shard+"all"), runs...)
 			n := 0
-			for _, k := range ks {
-				if strings.HasSuffix(k, ":events") {
-					continue
-				}
+			for _, k := range threadKeys(t, rdb, s, "victim") {
 				t.Run(strings.TrimPrefix(k, s.Layout().Prefix()), func(t *testing.T) {
-					dump, err := rdb.Dump(ctx, k).Result()
-					if err != nil {
-						t.Fatal(err)
-					}
-					must(t, rdb.Del(ctx, k).Err())
-					defer func() { must(t, rdb.Restore(ctx, k, 0, dump).Err()) }()
+					defer redistest.LoseKey(t, rdb, k)()
 					got := readAll(t, s, last)
 					for what, err := range got.errs {
 						if err != nil && !errors.Is(err, checkpoint.ErrDataLoss) {
@@ -155,28 +134,11 @@ func TestEveryKeyLostThenWritten(t *testing.T) {
 		}},
 		{"sweep", func(s *redissaver.Saver, last checkpoint.Config) error { _, err := s.Sweep(ctx); return err }},
 	}
-	// The keys of a thread as safetyThread writes it, in a stable order
-	// (every build has another generation).
-	victimKeys := func(s *redissaver.Saver) []string {
-		ks, err := rdb.Keys(ctx, s.Layout().ThreadBase("victim")+"*").Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		shard := s.Layout().ShardBase(s.Layout().Shard("victim"))
-		runs, err := rdb.Keys(ctx, shard+"run:*").Result()
-		if err != nil {
-			t.Fatal(err)
-		}
-		ks = append(append(ks, shard+"threads", shard+"all"), runs...)
-		ks = slices.DeleteFunc(ks, func(k string) bool { return strings.HasSuffix(k, ":events") })
-		slices.Sort(ks)
-		return ks
-	}
-	n := len(victimKeys(func() *redissaver.Saver {
+	n := len(threadKeys(t, rdb, func() *redissaver.Saver {
 		s := newSaver(t, rdb, redissaver.Options{Shards: 4})
 		safetyThread(t, s, "victim")
 		return s
-	}()))
+	}(), "victim"))
 	if n < 10 {
 		t.Fatalf("only %d keys", n)
 	}
@@ -191,7 +153,7 @@ func TestEveryKeyLostThenWritten(t *testing.T) {
 				t.Fatal(err)
 			}
 			last := safetyThread(t, s, "victim")
-			ks := victimKeys(s)
+			ks := threadKeys(t, rdb, s, "victim")
 			if len(ks) != n {
 				t.Fatalf("%d keys, then %d", n, len(ks))
 			}
@@ -221,6 +183,29 @@ func TestEveryKeyLostThenWritten(t *testing.T) {
 			}
 		}
 	}
+}
+
+// threadKeys returns, sorted (the same order for every build of a thread
+// with safetyThread, whatever its generation), the keys of a thread but its
+// event stream, and its shard's: its registry, its index of every
+// checkpoint (which only a listing of every thread reads) and its run
+// indexes.
+func threadKeys(t *testing.T, rdb redis.UniversalClient, s *redissaver.Saver, th string) []string {
+	t.Helper()
+	ctx := context.Background()
+	ks, err := rdb.Keys(ctx, s.Layout().ThreadBase(th)+"*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	shard := s.Layout().ShardBase(s.Layout().Shard(th))
+	runs, err := rdb.Keys(ctx, shard+"run:*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks = append(append(ks, shard+"threads", shard+"all"), runs...)
+	ks = slices.DeleteFunc(ks, func(k string) bool { return strings.HasSuffix(k, ":events") })
+	slices.Sort(ks)
+	return ks
 }
 
 // reads holds what readAll saw: per read, its answer printed and its error.

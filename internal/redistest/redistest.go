@@ -149,3 +149,27 @@ func Prefix(t testing.TB) string {
 func NoMaintNotifications() *maintnotifications.Config {
 	return &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
 }
+
+// LoseKey deletes key, as an eviction would, and returns a func that puts it
+// back as it was (DUMP, then DEL of whatever was written there meanwhile and
+// RESTORE: real Redis only, miniredis has neither DUMP nor RESTORE).
+func LoseKey(t testing.TB, rdb redis.UniversalClient, key string) (restore func()) {
+	t.Helper()
+	ctx := context.Background()
+	dump, err := rdb.Dump(ctx, key).Result()
+	if err != nil {
+		t.Fatalf("DUMP %s: %v", key, err)
+	}
+	if err := rdb.Del(ctx, key).Err(); err != nil {
+		t.Fatalf("DEL %s: %v", key, err)
+	}
+	return func() {
+		t.Helper()
+		if err := rdb.Del(ctx, key).Err(); err != nil {
+			t.Fatalf("DEL %s: %v", key, err)
+		}
+		if err := rdb.Restore(ctx, key, 0, dump).Err(); err != nil {
+			t.Fatalf("RESTORE %s: %v", key, err)
+		}
+	}
+}
