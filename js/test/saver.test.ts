@@ -133,6 +133,68 @@ describe("errors", () => {
   });
 });
 
+describe("lost data", () => {
+  it("each key of a thread lost in turn: every read, and a copy, answers what it did or DataLossError", async () => {
+    const s = fresh();
+    const root = await chain(s, "victim", 3, { run: () => "r" });
+    await chain(s, "victim", 3, { ns: "sub:1" });
+    const latest = { configurable: { thread_id: "victim", checkpoint_ns: "" } };
+    const byId = { configurable: { thread_id: "victim", checkpoint_ns: "", checkpoint_id: root[1] } };
+    let copies = 0;
+    const reads: Record<string, () => Promise<unknown>> = {
+      latest: async () => (await s.getTuple(latest))?.checkpoint,
+      "latest sub": async () => (await s.getTuple({ configurable: { thread_id: "victim", checkpoint_ns: "sub:1" } }))?.checkpoint,
+      "by id": async () => { const t = await s.getTuple(byId); return [t?.checkpoint, t?.pendingWrites]; },
+      list: async () => { const ids: string[] = []; for await (const t of s.list({ configurable: { thread_id: "victim" } })) ids.push(t.checkpoint.id); return ids; },
+      "list all": async () => { const ids: string[] = []; for await (const t of s.list({})) ids.push(t.checkpoint.id); return ids; },
+      delta: async () => s.getDeltaChannelHistory({ config: latest, channels: ["messages"] }),
+      copy: async () => {
+        const target = `victim-copy-${copies++}`;
+        await s.copyThread("victim", target);
+        const ids: string[] = [];
+        for await (const t of s.list({ configurable: { thread_id: target } })) ids.push(t.checkpoint.id);
+        await s.deleteThread(target);
+        return ids;
+      },
+    };
+    const readAll = async () => {
+      const out: Record<string, string> = {};
+      const errs: Record<string, unknown> = {};
+      for (const [name, read] of Object.entries(reads)) {
+        try {
+          out[name] = JSON.stringify(await read());
+        } catch (e) {
+          errs[name] = e;
+        }
+      }
+      return { out, errs };
+    };
+    const before = await readAll();
+    expect(before.errs).toEqual({});
+    const shard = s.layout.shardBase(s.layout.shard("victim"));
+    const keys = [...await client.keys(s.layout.head("victim") + "*"), shard + "threads", shard + "all", ...await client.keys(shard + "run:*")]
+      .filter((k) => !k.endsWith(":events")).sort();
+    expect(keys.length).toBeGreaterThan(10);
+    const bin = client.withTypeMapping({ [RESP_TYPES.BLOB_STRING]: Buffer });
+    for (const key of keys) {
+      const dump = (await bin.dump(key))!;
+      await client.del(key);
+      const got = await readAll();
+      for (const [name, e] of Object.entries(got.errs)) {
+        expect(e, `${name} after losing ${key}`).toBeInstanceOf(DataLossError);
+      }
+      for (const [name, v] of Object.entries(got.out)) {
+        expect(v, `${name} after losing ${key}`).toBe(before.out[name]);
+      }
+      // No read depends on the shard's registry (writes and Go's check see its loss), nor on a run index
+      // (only deleteForRuns reads one, and a lost one cannot be told from a run never written).
+      if (!key.includes("}:run:") && !key.endsWith("}:threads")) expect(Object.keys(got.errs).length, `a read noticing the loss of ${key}`).toBeGreaterThan(0);
+      await client.del(key);
+      await client.restore(key, 0, dump);
+    }
+  });
+});
+
 describe("writes sent ahead of their checkpoint", () => {
   // LangGraph.js chains its puts but not its writes: a checkpoint's writes
   // may reach the saver before its put (and the first checkpoint's before
