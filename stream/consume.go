@@ -293,9 +293,13 @@ func (c *consumer_) xreadgroupChecked(rdb redis.UniversalClient) func(ctx contex
 		mu.Lock()
 		defer mu.Unlock()
 		if rerr := read.Err(); rerr != nil && !errors.Is(rerr, redis.Nil) {
-			for _, k := range streams {
-				delete(groupAt, k) // the group is created again, elsewhere
+			if isNoGroup(rerr) {
+				for _, k := range streams {
+					delete(groupAt, k) // the group is created again, elsewhere
+				}
 			}
+			// Another error (the connection) leaves where the group stood
+			// as the last check saw it: the check is tried again from there.
 			return nil, nil, rerr // NOGROUP first: Consume creates the group again
 		}
 		if err != nil && !errors.Is(err, redis.Nil) {

@@ -388,6 +388,101 @@ func consumeTrimRightBeforeBlockingRead(t *testing.T, rdb redis.UniversalClient)
 	}
 }
 
+// TestConsumeTrimBeforeBlockingReadCheckFails: as above, but the checked
+// read that follows the blocking read fails (a connection error, before it
+// is sent). The events that read returned are held, not delivered
+// unchecked, and the check is tried again from where the group stood before
+// them: the trim is still reported, ahead of the event left. (Before, they
+// were delivered without the gap: the next check started past them.)
+func TestConsumeTrimBeforeBlockingReadCheckFails(t *testing.T) {
+	forTiers(t, consumeTrimBeforeBlockingReadCheckFails)
+}
+
+func consumeTrimBeforeBlockingReadCheckFails(t *testing.T, rdb redis.UniversalClient) {
+	ctx := context.Background()
+	s := newSaver(t, rdb, redissaver.Options{Shards: 1})
+	key := s.Layout().Events("race")
+	blocking := redis.NewClient(rdb.(*redis.Client).Options())
+	t.Cleanup(func() { _ = blocking.Close() })
+	var armed, failCheck atomic.Bool
+	written := make(chan []string, 1)
+	blocking.AddHook(beforeBlockingRead(func() {
+		if !armed.CompareAndSwap(true, false) {
+			return
+		}
+		var ids []string
+		for range 3 {
+			cfg, err := s.Put(ctx, checkpoint.Config{ThreadID: "race"}, checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID()}, nil, nil)
+			if err != nil {
+				t.Error(err)
+			}
+			ids = append(ids, cfg.CheckpointID)
+		}
+		if err := rdb.XTrimMaxLen(ctx, key, 1).Err(); err != nil {
+			t.Error(err)
+		}
+		failCheck.Store(true)
+		written <- ids
+	}))
+	errCut := errors.New("connection cut by the test")
+	blocking.AddHook(failChecked(func() error { // the checked reads go through the blocking client too
+		if failCheck.CompareAndSwap(true, false) {
+			return errCut
+		}
+		return nil
+	}))
+	sub, err := stream.New(rdb, stream.Options{Prefix: s.Layout().Prefix(), Shards: 1, Block: 50 * time.Millisecond,
+		MaxBackoff: 50 * time.Millisecond, BlockingClient: blocking})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cuts atomic.Int32
+	log, cancel, done := consumeLogged(sub, "race", nil, func(err error) {
+		if !errors.Is(err, errCut) {
+			t.Errorf("reported: %v", err)
+		}
+		cuts.Add(1)
+	})
+	defer func() { cancel(); <-done }()
+	first := putN(t, s, "race", 1)
+	log.waitLen(t, "the first event", 1)
+	armed.Store(true) // the next blocking read finds 3 new events, 2 of them trimmed; its check fails once
+	ids := <-written
+	want := []string{first[0], "gap", ids[2]}
+	log.waitLen(t, "the gap and the event left", len(want))
+	if seq, _ := log.settle(100*time.Millisecond, cancel, done); fmt.Sprint(seq) != fmt.Sprint(want) {
+		t.Fatalf("got %v, want %v", seq, want)
+	}
+	if cuts.Load() != 1 {
+		t.Fatalf("%d checked reads failed, want 1", cuts.Load())
+	}
+}
+
+// failChecked is a hook that fails a checked read (a MULTI holding XINFO
+// GROUPS) without sending it when f returns an error.
+type failChecked func() error
+
+func (failChecked) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (failChecked) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+
+func (f failChecked) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, c := range cmds {
+			if _, ok := c.(*redis.XInfoGroupsCmd); ok {
+				if err := f(); err != nil {
+					for _, c := range cmds {
+						c.SetErr(err)
+					}
+					return err
+				}
+				break
+			}
+		}
+		return next(ctx, cmds)
+	}
+}
+
 // beforeBlockingRead is a hook that calls f right before a blocking read
 // (XREAD or XREADGROUP outside a MULTI) is sent.
 type beforeBlockingRead func()

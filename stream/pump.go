@@ -102,7 +102,8 @@ func readGroups(rdb redis.UniversalClient, n int) [][]int {
 // readLoop reads until ctx ends. With a check, the first read, the read
 // after an error, after a full batch, after a batch that waited to be
 // taken and after an idle block are checked reads; a blocking read that
-// returns entries is followed at once by a checked read (see detectGap). A
+// returns entries is followed at once by a checked read (see detectGap),
+// tried again after an error before its entries are delivered. A
 // gap judged from the position after its entries is sent after them; one
 // judged from the position before them is sent ahead of them, and resuming
 // from it starts before them again: no cursor a subscription yields skips
@@ -137,11 +138,20 @@ func (s *Subscriber) readLoop(ctx context.Context, streams []string, at position
 		needCheck = r.check != nil
 		return send(batch{err: err}) && sleep(ctx, backoff)
 	}
+	// held: what a blocking read returned whose checked read failed (but
+	// for a group gone), and the positions before it. Delivered unchecked, a
+	// trim just before that read would go untold: the next checked read
+	// starts past its entries. So it is held, and the check is tried again
+	// from those positions before anything else is read.
+	var held []redis.XStream
+	var heldPre positions
 	for ctx.Err() == nil {
 		var b batch
 		var read []redis.XStream // what a blocking read returned
 		pre := at.clone()
-		if !needCheck {
+		if held != nil {
+			read, pre, held = held, heldPre, nil
+		} else if !needCheck {
 			res, err := r.block(ctx, streams, ids)
 			if errors.Is(err, redis.Nil) {
 				needCheck = r.check != nil
@@ -165,8 +175,16 @@ func (s *Subscriber) readLoop(ctx context.Context, streams []string, at position
 		}
 		res, seen, err := r.check(ctx, streams, pre, at)
 		if err != nil {
-			if read != nil && !send(batch{read: read}) { // unchecked, but read: deliver it
-				return
+			switch {
+			case read == nil:
+			case isNoGroup(err):
+				// The group is gone (Consume creates it again and reports
+				// that): nothing to check the read against. Deliver it.
+				if !send(batch{read: read}) {
+					return
+				}
+			default:
+				held, heldPre = read, pre
 			}
 			if !fail(err) {
 				return
