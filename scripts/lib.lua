@@ -91,6 +91,23 @@ local function dataloss(what)
   return redis.error_reply('DATALOSS ' .. what)
 end
 
+-- Checks a memory store's namespace registry (package redisstore): it holds its marker member "" from the
+-- store's creation on (New writes it), and one without it was lost whole, with the namespaces it named.
+-- Returns an error reply (DATALOSS) or nil. O(log n).
+local function check_store_registry(registry)
+  if redis.call('ZSCORE', registry, '') then return nil end
+  return dataloss('namespace registry ' .. registry)
+end
+
+-- Judges a namespace its memory store's registry names (member) that was found without its index
+-- {P}:n:NS: the scripts that empty one drop it from the registry at once, but for a Search step that
+-- removed the entries of its expired items (an earlier version left it named, and {P}:exp names it then).
+-- Returns an error reply (DATALOSS) for an index lost, nil for a namespace emptied. O(log n).
+local function store_index_lost(base, member, ns)
+  if redis.call('ZSCORE', base .. 'exp', member) then return nil end
+  return dataloss('namespace index ' .. base .. 'n:' .. ns)
+end
+
 -- The server's clock in Unix milliseconds. O(1).
 local function now_ms()
   local t = redis.call('TIME')

@@ -10,19 +10,11 @@
 --          expired.
 -- Work bound: O(pairs) (an absent item costs one ZSCORE more, two when indexed).
 
--- The registry holds its marker member "" from the store's creation on (New writes it): a registry
--- without it was lost whole, with the namespaces it named.
-if not redis.call('ZSCORE', KEYS[1], '') then return redis.error_reply('DATALOSS namespace registry ' .. KEYS[1]) end
+local registry_lost = check_store_registry(KEYS[1])
+if registry_lost then return registry_lost end
 local base = ARGV[1]
 local refresh = ARGV[2] == '1'
-local now_ms -- read once, when needed
-local function now()
-  if not now_ms then
-    local clock = redis.call('TIME')
-    now_ms = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
-  end
-  return now_ms
-end
+local now = lazy_clock() -- read once, when needed
 
 -- Every read and check first, then the TTL extensions: no write before a DATALOSS.
 local out, extend = {}, {}
@@ -36,7 +28,7 @@ for i = 3, #ARGV, 2 do
     if redis.call('ZSCORE', base .. 'n:' .. ns, k) then
       local at = redis.call('ZSCORE', base .. 'x:' .. ns, k)
       local expired = at and tonumber(at) <= now()
-      if not expired then return redis.error_reply('DATALOSS item hash ' .. key) end
+      if not expired then return dataloss('item hash ' .. key) end
     end
     out[#out + 1] = false
   else

@@ -21,9 +21,8 @@
 --          a namespace the registry names without its index (unless {P}:exp names it: its items had a TTL).
 -- Work bound: at most ARGV[4] registry members, each with O(log n) liveness checks, per call.
 
--- The registry holds its marker member "" from the store's creation on (New writes it): a registry
--- without it was lost whole, with the namespaces it named.
-if not redis.call('ZSCORE', KEYS[1], '') then return redis.error_reply('DATALOSS namespace registry ' .. KEYS[1]) end
+local registry_lost = check_store_registry(KEYS[1])
+if registry_lost then return registry_lost end
 local base = ARGV[1]
 local registry = KEYS[1]
 local budget, limit, depth = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
@@ -99,9 +98,8 @@ while not done and budget > 0 do
         -- removed the entries of its expired items (an earlier version left it named; {P}:exp names
         -- it then): dropped at the end of the step. Else its index was lost, and it would read as a
         -- namespace without items.
-        if not redis.call('ZSCORE', base .. 'exp', member) then
-          return redis.error_reply('DATALOSS namespace index ' .. base .. 'n:' .. ns)
-        end
+        local lost = store_index_lost(base, member, ns)
+        if lost then return lost end
         emptied[#emptied + 1] = {member, ns}
       elseif live > 0 then
         local name = ns

@@ -27,9 +27,8 @@
 --             each entry costs one HMGET (and a ZSCORE when its item is gone). The index entries of
 --             expired items met are removed, and namespaces found empty leave the registry.
 
--- The registry holds its marker member "" from the store's creation on (New writes it): a registry
--- without it was lost whole, with the namespaces it named.
-if not redis.call('ZSCORE', KEYS[1], '') then return redis.error_reply('DATALOSS namespace registry ' .. KEYS[1]) end
+local registry_lost = check_store_registry(KEYS[1])
+if registry_lost then return registry_lost end
 local base = ARGV[1]
 local registry = KEYS[1]
 local hi = ARGV[3]
@@ -75,8 +74,7 @@ local function drop_if_empty(m, ns)
   end
 end
 
-local clock = redis.call('TIME')
-local now_ms = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+local now = now_ms()
 
 -- The rank (newest first) at which to resume after the item (score, key): right after it when
 -- it is still there unchanged, else at the first item with that score, skipping below those
@@ -128,9 +126,8 @@ while steps > 0 and spent < budget do
     -- version left it named; the expiry index {P}:exp names it then). One lost would read as a
     -- namespace without items. One that left the registry since the cursor named it is done.
     if redis.call('ZSCORE', registry, m) then
-      if not redis.call('ZSCORE', base .. 'exp', m) then
-        return redis.error_reply('DATALOSS namespace index ' .. base .. 'n:' .. ns)
-      end
+      local lost = store_index_lost(base, m, ns)
+      if lost then return lost end
       emptied[#emptied + 1] = {m, ns}
     end
   elseif ns then
@@ -156,9 +153,9 @@ while steps > 0 and spent < budget do
         if not r[1] then
           -- Gone: expired when its expiry index says so, else lost.
           local at = redis.call('ZSCORE', base .. 'x:' .. ns, k)
-          local expired = at and tonumber(at) <= now_ms
+          local expired = at and tonumber(at) <= now
           if not expired then
-            return redis.error_reply('DATALOSS item hash ' .. base .. 'i:' .. ns .. ':' .. k)
+            return dataloss('item hash ' .. base .. 'i:' .. ns .. ':' .. k)
           end
           stales[#stales + 1] = {nkey, base .. 'x:' .. ns, k}
           stale = true

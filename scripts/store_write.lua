@@ -14,9 +14,8 @@
 --          without its index (unless {P}:exp names it).
 -- Work bound: O(operations) (each O(log n), plus its value and vectors), and ARGV[2] index entries swept.
 
--- The registry holds its marker member "" from the store's creation on (New writes it): a registry
--- without it was lost whole, with the namespaces it named.
-if not redis.call('ZSCORE', KEYS[1], '') then return redis.error_reply('DATALOSS namespace registry ' .. KEYS[1]) end
+local registry_lost = check_store_registry(KEYS[1])
+if registry_lost then return registry_lost end
 local base = ARGV[1]
 local registry = KEYS[1]
 local expkey = base .. 'exp'
@@ -132,9 +131,9 @@ local n = tonumber(ARGV[3])
 for i = 0, n - 1 do
   local member = ARGV[4 + 7 * i + 1]
   local ns = ns_of(member)
-  if redis.call('EXISTS', base .. 'n:' .. ns) == 0 and redis.call('ZSCORE', registry, member)
-      and not redis.call('ZSCORE', expkey, member) then
-    return redis.error_reply('DATALOSS namespace index ' .. base .. 'n:' .. ns)
+  if redis.call('EXISTS', base .. 'n:' .. ns) == 0 and redis.call('ZSCORE', registry, member) then
+    local lost = store_index_lost(base, member, ns)
+    if lost then return lost end
   end
 end
 local created = 0
