@@ -108,6 +108,16 @@ local function store_index_lost(base, member, ns)
   return dataloss('namespace index ' .. base .. 'n:' .. ns)
 end
 
+-- Drops a namespace of a memory store (member: its registry member, ns: its encoded form) from the
+-- registry and the expiry index once it holds no item. Returns whether it did. O(log n).
+local function store_drop_if_empty(base, registry, member, ns)
+  if redis.call('ZCARD', base .. 'n:' .. ns) ~= 0 then return false end
+  redis.call('ZREM', registry, member)
+  redis.call('ZREM', base .. 'exp', member)
+  redis.call('DEL', base .. 'x:' .. ns)
+  return true
+end
+
 -- The server's clock in Unix milliseconds. O(1).
 local function now_ms()
   local t = redis.call('TIME')

@@ -123,9 +123,5 @@ while not done and budget > 0 do
     done = true
   end
 end
-for _, e in ipairs(emptied) do
-  redis.call('ZREM', registry, e[1])
-  redis.call('ZREM', base .. 'exp', e[1])
-  redis.call('DEL', base .. 'x:' .. e[2])
-end
+for _, e in ipairs(emptied) do store_drop_if_empty(base, registry, e[1], e[2]) end
 return out

@@ -20,9 +20,9 @@
 --          next four are the cursor to pass back; each entry is a list {id, updated, n, w, v}
 --          (false for a field not asked for), id being the encoded namespace ":" encoded key.
 -- Errors, before anything is written: "DATALOSS <what>" for a registry without its marker member "", a
---          namespace the registry names without
---          its index (unless {P}:exp names it: its items had a TTL), or an index entry whose item hash
---          is gone while its expiry index does not say it expired.
+--          namespace the registry names without its index (unless {P}:exp names it: its items had a
+--          TTL), or an index entry whose item hash is gone while its expiry index does not say it
+--          expired.
 -- Work bound: at most ARGV[11] index entries and namespaces, and about ARGV[10] bytes, per call;
 --             each entry costs one HMGET (and a ZSCORE when its item is gone). The index entries of
 --             expired items met are removed, and namespaces found empty leave the registry.
@@ -65,16 +65,7 @@ end
 -- find lost data): the index entries of expired items, then the namespaces they may have emptied.
 local stales, emptied = {}, {}
 
--- Drops a namespace left without items from the registry and the expiry index.
-local function drop_if_empty(m, ns)
-  if redis.call('ZCARD', base .. 'n:' .. ns) == 0 then
-    redis.call('ZREM', registry, m)
-    redis.call('ZREM', base .. 'exp', m)
-    redis.call('DEL', base .. 'x:' .. ns)
-  end
-end
-
-local now = now_ms()
+local now = lazy_clock() -- read once, when an item is found gone
 
 -- The rank (newest first) at which to resume after the item (score, key): right after it when
 -- it is still there unchanged, else at the first item with that score, skipping below those
@@ -153,7 +144,7 @@ while steps > 0 and spent < budget do
         if not r[1] then
           -- Gone: expired when its expiry index says so, else lost.
           local at = redis.call('ZSCORE', base .. 'x:' .. ns, k)
-          local expired = at and tonumber(at) <= now
+          local expired = at and tonumber(at) <= now()
           if not expired then
             return dataloss('item hash ' .. base .. 'i:' .. ns .. ':' .. k)
           end
@@ -200,7 +191,7 @@ for _, e in ipairs(stales) do
   redis.call('ZREM', e[1], e[3])
   redis.call('ZREM', e[2], e[3])
 end
-for _, e in ipairs(emptied) do drop_if_empty(e[1], e[2]) end
+for _, e in ipairs(emptied) do store_drop_if_empty(base, registry, e[1], e[2]) end
 if done then out[1] = 1 end
 out[2], out[3], out[4], out[5] = member, score, last, taken
 return out

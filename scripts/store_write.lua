@@ -34,16 +34,6 @@ local function ns_of(member)
   return string.sub(member, at + 2)
 end
 
--- Drops a namespace from the registry and the expiry index once it holds no item.
-local function drop_if_empty(member, ns)
-  if redis.call('ZCARD', base .. 'n:' .. ns) == 0 then
-    redis.call('ZREM', registry, member)
-    redis.call('ZREM', expkey, member)
-    redis.call('DEL', base .. 'x:' .. ns)
-    return true
-  end
-  return false
-end
 
 local function put(member, k, ttl, value, nvec, w)
   local ns = ns_of(member)
@@ -87,7 +77,7 @@ local function delete(member, k)
   redis.call('DEL', base .. 'i:' .. ns .. ':' .. k)
   redis.call('ZREM', base .. 'n:' .. ns, k)
   redis.call('ZREM', base .. 'x:' .. ns, k)
-  drop_if_empty(member, ns)
+  store_drop_if_empty(base, registry, member, ns)
 end
 
 -- Removes the index entries of items whose TTL ran out, namespace by namespace in
@@ -113,7 +103,7 @@ local function sweep(budget)
         redis.call('ZADD', xkey, int(now_ms + left), k)
       end
     end
-    if not drop_if_empty(member, ns) then
+    if not store_drop_if_empty(base, registry, member, ns) then
       local head = redis.call('ZRANGE', xkey, 0, 0, 'WITHSCORES')
       if #head == 0 then
         redis.call('ZREM', expkey, member)
