@@ -200,13 +200,26 @@ end
 -- none to leave out), it was lost; so was a registry without its marker member "". Returns an error reply
 -- (DATALOSS) or nil. O(1), and O(log threads) when the index is gone.
 local function check_shard_index(sb, enct)
-  if redis.call('EXISTS', sb .. 'all') == 1 then return nil end
+  if redis.call('EXISTS', sb .. 'all') == 1 then return nil, true end
   local registry = sb .. 'threads'
   local registered = redis.call('ZCARD', registry)
   if registered == 0 then return dataloss('thread registry ' .. registry) end
   if enct and redis.call('ZSCORE', registry, enct) then registered = registered - 1 end
   if registered > 1 then return dataloss('shard index ' .. sb .. 'all') end
-  return nil
+  return nil, false
+end
+
+-- Gives a sorted set this script just created Redis's skiplist encoding. A listpack inserts by a linear
+-- scan, about 450 instructions per member up to its 128th, so an index that grows by one ID at each Put would
+-- pay that on every Put; a skiplist costs about 830 bytes more for the set and about 90 more per member. A
+-- member too long for a listpack, added and removed at once, converts the set, and Redis never converts a
+-- sorted set back (until a restart loads it): 65 NUL bytes, longer than zset-max-listpack-value (64 by
+-- default) and unlike any member of an index (no checkpoint ID or encoded thread holds a NUL byte). Nothing
+-- else changes: the member is gone before anyone reads. O(log n).
+local function skiplist(key)
+  local long = string.rep('\0', 65)
+  redis.call('ZADD', key, '0', long)
+  redis.call('ZREM', key, long)
 end
 
 -- Moves a thread's lease to now + ttl (ttl 0: no expiry) on its head and in the

@@ -172,10 +172,11 @@ end
 -- index of every checkpoint gone while the shard has threads, would be rebuilt short by this write and then
 -- read as complete: it is lost data instead. One EXISTS counts the shard index four times and the keep set
 -- of a running reclaim of values eight times: keep exists = count // 8, the shard index = count % 8 // 4.
-local old, keeping, listed = {false, false, false, false}, false, false
+local old, keeping, listed, newall = {false, false, false, false}, false, false, false
 if newgen then
-  local lost = check_shard_index(sb, enct)
+  local lost, exists = check_shard_index(sb, enct)
   if lost then return refuse(lost) end
+  newall = not exists
 else
   local keep, all = nb .. ':keep', KEYS[3]
   local count = redis.call('EXISTS', gb .. ':ns', nb .. ':idx', gb .. ':idx', all, all, all, all,
@@ -376,6 +377,15 @@ end
 redis.call('ZADD', nb .. ':idx', '0', id)
 redis.call('ZADD', gb .. ':idx', '0', id .. '\0' .. encns)
 redis.call('ZADD', KEYS[3], '0', member)
+-- Indexes that grow by a member at each Put become skiplists (lib.lua's skiplist): the shard's when this
+-- call creates it, the namespace's and the thread's each time the namespace's reaches a multiple of 16
+-- checkpoints (a thread that stays smaller keeps the listpacks' smaller memory; one copied, or loaded by a
+-- restart, converts at the next multiple; once a skiplist, 2 calls more every 16 Puts).
+if newall then skiplist(KEYS[3]) end
+if redis.call('ZCARD', nb .. ':idx') % 16 == 0 then
+  skiplist(nb .. ':idx')
+  skiplist(gb .. ':idx')
+end
 if not listed then redis.call('SADD', gb .. ':ns', encns) end
 if runkey then redis.call('SADD', runkey, member) end
 if newgen then redis.call('HSET', KEYS[1], 'g', gen) end
