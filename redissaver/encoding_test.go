@@ -2,6 +2,7 @@ package redissaver_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -17,9 +18,10 @@ import (
 // checkpoint when a Put creates it, the namespace's and the thread's when
 // the namespace's reaches 16 checkpoints, and again at every multiple of 16
 // (a copied thread, whose indexes a bulk ZADD made listpacks, converts at
-// the next one). Smaller indexes stay listpacks, and the member that
-// converts a set is never left in it. Real Redis only: miniredis has no
-// encodings.
+// the next one); and the shard's registry of threads each time a new
+// thread brings it to a multiple of 16. Smaller sets stay listpacks, and
+// the member that converts a set is never left in it. Real Redis only:
+// miniredis has no encodings.
 func TestIndexesBecomeSkiplists(t *testing.T) {
 	rdb := redistest.Real(t)
 	ctx := context.Background()
@@ -67,7 +69,7 @@ func TestIndexesBecomeSkiplists(t *testing.T) {
 	want := func(key, enc string, n int) {
 		t.Helper()
 		if got := encoding(key); got != enc {
-			t.Fatalf("after %d checkpoints %s is a %s, want a %s", n, key, got, enc)
+			t.Fatalf("after Put %d %s is a %s, want a %s", n, key, got, enc)
 		}
 	}
 
@@ -82,6 +84,17 @@ func TestIndexesBecomeSkiplists(t *testing.T) {
 		}
 		want(nb, enc, n)
 		want(gb, enc, n)
+	}
+
+	// The shard's registry (its marker and a member per thread) converts
+	// when a new thread brings it to 16 members: the 15th thread.
+	for n := 2; n <= 17; n++ {
+		put(checkpoint.Config{ThreadID: fmt.Sprintf("thread-%d", n)})
+		enc := "listpack"
+		if n >= 15 {
+			enc = "skiplist"
+		}
+		want(l.Threads(0), enc, n)
 	}
 
 	// A copy is written by bulk ZADDs (listpacks): its next multiple of 16
