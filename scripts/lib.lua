@@ -209,13 +209,14 @@ local function check_shard_index(sb, enct)
   return nil, false
 end
 
--- Gives a sorted set this script just created Redis's skiplist encoding. A listpack inserts by a linear
+-- Gives a sorted set Redis's skiplist encoding. A listpack inserts by a linear
 -- scan, about 450 instructions per member up to its 128th, so an index that grows by one ID at each Put would
 -- pay that on every Put; a skiplist costs about 830 bytes more for the set and about 90 more per member. A
--- member too long for a listpack, added and removed at once, converts the set, and Redis never converts a
--- sorted set back (until a restart loads it): 65 NUL bytes, longer than zset-max-listpack-value (64 by
--- default) and unlike any member of an index (no checkpoint ID or encoded thread holds a NUL byte). Nothing
--- else changes: the member is gone before anyone reads. O(log n).
+-- member too long for a listpack, added and removed at once, converts the set, and Redis 7 does not convert a
+-- sorted set back when members go (a restart that loads it does): 65 NUL bytes, longer than
+-- zset-max-listpack-value (64 by default) and unlike any member of an index or registry (no checkpoint ID
+-- or encoded thread holds a NUL byte). Nothing else changes: the member is gone before anyone reads.
+-- O(log n) for a skiplist; converting a listpack is O(its members), at most zset-max-listpack-entries.
 local function skiplist(key)
   local long = string.rep('\0', 65)
   redis.call('ZADD', key, '0', long)

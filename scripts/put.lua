@@ -48,7 +48,9 @@
 --          while no reclaim of values runs (docs/storage-format.md, "Aliases"); "REPARENT ..." when the id
 --          exists with another parent; "BADARGS ..." when staged arguments break the order above, or a
 --          stage key holds nothing (client bugs).
--- Work bound: O(n + |m| + e) for the write, plus at most 16 units of reclaim and one expired thread retired.
+-- Work bound: O(n + |m| + e) for the write, plus at most 16 units of reclaim and one expired thread retired,
+--          and the conversion of up to four sorted sets to skiplists (lib.lua's skiplist: O(members) of a
+--          listpack, at most zset-max-listpack-entries, 128 by default).
 local sb, enct, encns, id, parent, token = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[7]
 local ttl = tonumber(ARGV[8])
 local n, m = tonumber(ARGV[9]), tonumber(ARGV[10])
