@@ -198,7 +198,7 @@ end
 -- itself: every thread the shard's registry lists has a checkpoint, so an entry in it (a thread left
 -- without checkpoints leaves the registry). Gone while the registry lists a thread other than enct (nil:
 -- none to leave out), it was lost; so was a registry without its marker member "". Returns an error reply
--- (DATALOSS) or nil. O(1), and O(log threads) when the index is gone.
+-- (DATALOSS), or nil and whether the index exists. O(1), and O(log threads) when the index is gone.
 local function check_shard_index(sb, enct)
   if redis.call('EXISTS', sb .. 'all') == 1 then return nil, true end
   local registry = sb .. 'threads'
@@ -209,14 +209,14 @@ local function check_shard_index(sb, enct)
   return nil, false
 end
 
--- Gives a sorted set Redis's skiplist encoding. A listpack inserts by a linear
--- scan, about 450 instructions per member up to its 128th, so an index that grows by one ID at each Put would
--- pay that on every Put; a skiplist costs about 830 bytes more for the set and about 90 more per member. A
--- member too long for a listpack, added and removed at once, converts the set, and Redis 7 does not convert a
--- sorted set back when members go (a restart that loads it does): 65 NUL bytes, longer than
--- zset-max-listpack-value (64 by default) and unlike any member of an index or registry (no checkpoint ID
--- or encoded thread holds a NUL byte). Nothing else changes: the member is gone before anyone reads.
--- O(log n) for a skiplist; converting a listpack is O(its members), at most zset-max-listpack-entries.
+-- Gives a sorted set Redis's skiplist encoding. A listpack inserts by a linear scan, about 450 instructions
+-- per member up to its 128th, so an index that grows by one ID at each Put would pay that on every Put; a
+-- skiplist costs about 830 bytes more for the set and about 90 more per member. A member too long for a
+-- listpack, added and removed at once, converts the set, and Redis 7 does not convert a sorted set back when
+-- members go (a restart that loads it does): 65 NUL bytes, longer than zset-max-listpack-value (64 by
+-- default) and unlike any member of an index or registry (no checkpoint ID or encoded thread holds a NUL
+-- byte). Nothing else changes: the member is gone before anyone reads. O(log n) for a skiplist; converting
+-- a listpack is O(its members), at most zset-max-listpack-entries.
 local function skiplist(key)
   local long = string.rep('\0', 65)
   redis.call('ZADD', key, '0', long)

@@ -394,7 +394,7 @@ if newgen then redis.call('HSET', KEYS[1], 'g', gen) end
 if newgen or ttl > 0 then touch(sb, enct, ttl, now) end
 -- The shard's registry too, which every Put scans for expired threads (and a Put with a TTL rewrites an
 -- entry of): each time a new thread brings it to a multiple of 16 members.
-if newgen and redis.call('ZCARD', sb .. 'threads') % 16 == 0 then skiplist(sb .. 'threads') end
+if newgen and redis.call('ZCARD', KEYS[2]) % 16 == 0 then skiplist(KEYS[2]) end
 if maxlen ~= '0' then
   publish(KEYS[5], KEYS[6], maxlen, feedmaxlen, unpack(ARGV, evfrom, evto))
   if ttl > 0 then
