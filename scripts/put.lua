@@ -382,7 +382,7 @@ redis.call('ZADD', KEYS[3], '0', member)
 -- Indexes that grow by a member at each Put become skiplists (lib.lua's skiplist): the shard's when this
 -- call creates it, the namespace's and the thread's each time the namespace's reaches a multiple of 16
 -- checkpoints (a thread that stays smaller keeps the listpacks' smaller memory; one copied, or loaded by a
--- restart, converts at the next multiple; once a skiplist, 2 calls more every 16 Puts).
+-- restart, converts at the next multiple; once skiplists, 4 calls more every 16 Puts).
 if newall then skiplist(KEYS[3]) end
 if redis.call('ZCARD', nb .. ':idx') % 16 == 0 then
   skiplist(nb .. ':idx')
