@@ -13,9 +13,9 @@ import (
 
 // deltaBudget is the number of ancestors one step of DeltaChannelHistory
 // visits at most; delta_history.lua also ends a step once it has read
-// 10,000 fields of checkpoints or collected 4 MiB of writes and seeds, so
-// that a step of large ancestors (many or large pending writes) takes no
-// longer than one of small ones.
+// 10,000 fields of checkpoints, collected 4,000 writes, or collected 2 MiB
+// of writes and seeds, so that a step of large ancestors (many or large
+// pending writes) takes no longer than one of small ones.
 const deltaBudget = 1000
 
 // DeltaChannelHistory returns, for each of channels, the writes since its
@@ -32,8 +32,8 @@ const deltaBudget = 1000
 // deleted checkpoint, is walked once, as memsaver walks it).
 //
 // The walk visits at most deltaBudget ancestors per script call, fewer
-// when they are large (10,000 checkpoint fields read, or 4 MiB of writes
-// collected, end a call), so a chain
+// when they are large (10,000 checkpoint fields read, 4,000 writes or 2 MiB
+// of writes collected end a call), so a chain
 // of n small ancestors takes n/deltaBudget+1 round trips. No channels gives an
 // empty map without calling Redis. Errors: checkpoint.ErrNotFound when the
 // target does not exist; checkpoint.ErrDataLoss when an ancestor its

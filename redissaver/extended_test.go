@@ -238,9 +238,10 @@ func TestCopyThreadOntoExisting(t *testing.T) {
 
 // TestDeltaHistoryLongChain: 1,000 small ancestors in one round trip (one
 // bounded step of up to 1,000 ancestors); ancestors with many pending
-// writes end a step once it has read 10,000 fields, so that 150 ancestors of
-// 201 writes each take four steps, and large writes once it holds 4 MiB of
-// them. Either way the history comes out whole, oldest write first.
+// writes end a step once it has collected 4,000 writes, so that 150
+// ancestors of 201 writes each take eight steps (20 ancestors each), and
+// large writes once it holds 2 MiB of them. Either way the history comes
+// out whole, oldest write first.
 func TestDeltaHistoryLongChain(t *testing.T) {
 	rdb := redistest.Real(t)
 	ctr := redistest.CountRoundTrips(rdb)
@@ -248,7 +249,7 @@ func TestDeltaHistoryLongChain(t *testing.T) {
 	ctx := context.Background()
 	small := deltaChain(t, s, "chain", 1000)
 	fat := deltaChain(t, s, "fat", 151, 200)
-	// 11 checkpoints each writing 1 MiB: a step also ends at 4 MiB of writes.
+	// 11 checkpoints each writing 1 MiB: a step also ends at 2 MiB of writes.
 	heavy := deltaChain(t, s, "heavy", 1)
 	for step := 1; step < 11; step++ {
 		var err error
@@ -265,8 +266,8 @@ func TestDeltaHistoryLongChain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if hist := h["log"]; !hist.HasSeed || len(hist.Writes) != 10 || ctr.Load() != 3 {
-		t.Errorf("heavy: seed %v, %d writes in %d round trips, want 10 in 3 steps (4, 4 and 2 ancestors)", hist.HasSeed, len(hist.Writes), ctr.Load())
+	if hist := h["log"]; !hist.HasSeed || len(hist.Writes) != 10 || ctr.Load() != 5 {
+		t.Errorf("heavy: seed %v, %d writes in %d round trips, want 10 in 5 steps (2 ancestors each)", hist.HasSeed, len(hist.Writes), ctr.Load())
 	} else if v := fmt.Sprint(hist.Writes[9].Value); !strings.HasPrefix(v, "9w") {
 		t.Errorf("heavy: the last write starts %.5q, want the 9th step's", v)
 	}
@@ -274,7 +275,7 @@ func TestDeltaHistoryLongChain(t *testing.T) {
 		head         checkpoint.Config
 		trips        int64
 		steps, extra int
-	}{{small, 1, 999, 0}, {fat, 4, 150, 200}} {
+	}{{small, 1, 999, 0}, {fat, 8, 150, 200}} {
 		ctr.Reset()
 		h, err := s.DeltaChannelHistory(ctx, c.head, []string{"log"})
 		if err != nil {

@@ -29,7 +29,8 @@
 --          ancestor ARGV[5], which the previous step returned only because it existed, was deleted since (a
 --          Prune or DeleteForRuns during the walk: the history would be cut short).
 -- Work bound: at most ARGV[7] ancestors, and no ancestor past the first once the step has read 10,000
---          checkpoint fields or collected 4 MiB of writes and seeds (FIELDS and BYTES below: ancestors with
+--          checkpoint fields, collected 4,000 writes, or collected 2 MiB of writes and seeds (FIELDS, WRITES
+--          and BYTES below: ancestors with
 --          many or large pending writes end the step sooner); each ancestor O(its fields) (a write: one
 --          string.sub per distinct length of the open channels' prefixes, at most one per channel) and one
 --          HGET per open channel it holds a version of, none when this step already read that version's
@@ -106,12 +107,16 @@ local byte, sub = string.byte, string.sub
 -- The fields a step reads at most before its last ancestor: with the ancestor budget, what bounds a step's
 -- time whatever the size of the ancestors.
 local FIELDS = 10000
--- Likewise the bytes of the writes and seeds it collects (large writes end the step sooner).
-local BYTES = 4194304
+-- Likewise the writes it collects: a collected write costs about three times a field it passes over (it
+-- is kept, then returned), so that ancestors of many writes to the walked channels end the step sooner.
+local WRITES = 4000
+-- And the bytes of the writes and seeds it collects (large writes end the step sooner): each byte is
+-- hashed as it enters Lua and copied as it leaves.
+local BYTES = 2097152
 local visited = {[id] = true}
 local cpbase = nb .. ':cp:'
-local steps, fields, bytes = 0, 0, 0
-while cur and open > 0 and steps < budget and fields < FIELDS and bytes < BYTES do
+local steps, fields, bytes, nwrites = 0, 0, 0, 0
+while cur and open > 0 and steps < budget and fields < FIELDS and nwrites < WRITES and bytes < BYTES do
   if visited[cur] then
     if cur == cursor then return redis.error_reply('CYCLE parent chain returns to ' .. cur) end
     cur = nil
@@ -162,6 +167,7 @@ while cur and open > 0 and steps < budget and fields < FIELDS and bytes < BYTES 
             l[n + 2] = v
             size[ch] = n + 2
             bytes = bytes + #v
+            nwrites = nwrites + 1
           end
           break
         end
