@@ -108,20 +108,7 @@ func TestEveryKeyLost(t *testing.T) {
 		t.Run(strings.TrimPrefix(k, base), func(t *testing.T) {
 			defer redistest.LoseKey(t, rdb, k)()
 			out, errs := run()
-			noticed := false
-			for name, err := range errs {
-				switch {
-				case err != nil && !errors.Is(err, checkpoint.ErrDataLoss):
-					t.Errorf("%s: %v, want nil or ErrDataLoss", name, err)
-				case err != nil:
-					noticed = true
-				case out[name] != before[name]:
-					t.Errorf("%s changed with a nil error:\n got %s\nwant %s", name, out[name], before[name])
-				}
-			}
-			if !noticed {
-				t.Errorf("no call noticed the loss of %s", k)
-			}
+			redistest.JudgeLoss(t, k, before, out, errs)
 			if strings.HasSuffix(k, "}:ns") {
 				if _, err := redisstore.New(ctx, rdb, redisstore.Options{Prefix: prefix}); !errors.Is(err, checkpoint.ErrDataLoss) {
 					t.Errorf("New on a prefix that lost its registry: %v, want ErrDataLoss", err)

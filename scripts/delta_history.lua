@@ -30,11 +30,10 @@
 --          Prune or DeleteForRuns during the walk: the history would be cut short).
 -- Work bound: at most ARGV[7] ancestors, and no ancestor past the first once the step has read 10,000
 --          checkpoint fields, collected 4,000 writes, or collected 2 MiB of writes and seeds (FIELDS, WRITES
---          and BYTES below: ancestors with
---          many or large pending writes end the step sooner); each ancestor O(its fields) (a write: one
---          string.sub per distinct length of the open channels' prefixes, at most one per channel) and one
---          HGET per open channel it holds a version of, none when this step already read that version's
---          value empty.
+--          and BYTES below: ancestors with many or large pending writes end the step sooner); each
+--          ancestor O(its fields) (a write: one string.sub per distinct length of the open channels'
+--          prefixes, at most one per channel) and one HGET per open channel it holds a version of, none when
+--          this step already read that version's value empty.
 local sb, enct, encns, cursor = ARGV[1], ARGV[2], ARGV[3], ARGV[5]
 local budget = tonumber(ARGV[7])
 local now = now_ms()

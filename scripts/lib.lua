@@ -108,6 +108,15 @@ local function store_index_lost(base, member, ns)
   return dataloss('namespace index ' .. base .. 'n:' .. ns)
 end
 
+-- Judges an item of a memory store that its namespace's index names and whose hash {P}:i:NS:K is gone: it
+-- expired when its expiry index {P}:x:NS says its time (now, a function giving the time in ms) has come,
+-- else it was lost. Returns an error reply (DATALOSS) for an item lost, nil for one expired. O(log n).
+local function store_item_lost(base, ns, k, now)
+  local at = redis.call('ZSCORE', base .. 'x:' .. ns, k)
+  if at and tonumber(at) <= now() then return nil end
+  return dataloss('item hash ' .. base .. 'i:' .. ns .. ':' .. k)
+end
+
 -- Drops a namespace of a memory store (member: its registry member, ns: its encoded form) from the
 -- registry and the expiry index once it holds no item. Returns whether it did. O(log n).
 local function store_drop_if_empty(base, registry, member, ns)

@@ -26,9 +26,8 @@ for i = 3, #ARGV, 2 do
     -- Absent. Still in its namespace's index, it expired when its expiry index says so, else it
     -- was lost.
     if redis.call('ZSCORE', base .. 'n:' .. ns, k) then
-      local at = redis.call('ZSCORE', base .. 'x:' .. ns, k)
-      local expired = at and tonumber(at) <= now()
-      if not expired then return dataloss('item hash ' .. key) end
+      local lost = store_item_lost(base, ns, k, now)
+      if lost then return lost end
     end
     out[#out + 1] = false
   else

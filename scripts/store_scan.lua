@@ -143,11 +143,8 @@ while steps > 0 and spent < budget do
         local r = redis.call('HMGET', base .. 'i:' .. ns .. ':' .. k, unpack(fields))
         if not r[1] then
           -- Gone: expired when its expiry index says so, else lost.
-          local at = redis.call('ZSCORE', base .. 'x:' .. ns, k)
-          local expired = at and tonumber(at) <= now()
-          if not expired then
-            return dataloss('item hash ' .. base .. 'i:' .. ns .. ':' .. k)
-          end
+          local lost = store_item_lost(base, ns, k, now)
+          if lost then return lost end
           stales[#stales + 1] = {nkey, base .. 'x:' .. ns, k}
           stale = true
         else

@@ -34,7 +34,6 @@ local function ns_of(member)
   return string.sub(member, at + 2)
 end
 
-
 local function put(member, k, ttl, value, nvec, w)
   local ns = ns_of(member)
   local key = base .. 'i:' .. ns .. ':' .. k

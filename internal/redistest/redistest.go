@@ -4,12 +4,14 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"os"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
+	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/graphstate/redcheck/internal/redisserver"
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
@@ -171,5 +173,27 @@ func LoseKey(t testing.TB, rdb redis.UniversalClient, key string) (restore func(
 		if err := rdb.Restore(ctx, key, 0, dump).Err(); err != nil {
 			t.Fatalf("RESTORE %s: %v", key, err)
 		}
+	}
+}
+
+// JudgeLoss judges what calls answered after key was lost (out and errs, by
+// call name) against what they answered before it (before): each call
+// answers the same with a nil error or fails with checkpoint.ErrDataLoss,
+// and at least one notices the loss.
+func JudgeLoss(t testing.TB, key string, before, out map[string]string, errs map[string]error) {
+	t.Helper()
+	noticed := false
+	for name, err := range errs {
+		switch {
+		case err != nil && !errors.Is(err, checkpoint.ErrDataLoss):
+			t.Errorf("%s: %v, want nil or ErrDataLoss", name, err)
+		case err != nil:
+			noticed = true
+		case out[name] != before[name]:
+			t.Errorf("%s changed with a nil error:\n got %s\nwant %s", name, out[name], before[name])
+		}
+	}
+	if !noticed {
+		t.Errorf("no call noticed the loss of %s", key)
 	}
 }
