@@ -3,6 +3,7 @@ package redissaver_test
 import (
 	"context"
 	"fmt"
+	"github.com/graphstate/redcheck/internal/keys"
 	"github.com/graphstate/redcheck/internal/redistest"
 	"github.com/redis/go-redis/v9"
 	"strconv"
@@ -134,7 +135,7 @@ func BenchmarkPutWritesFloor(b *testing.B) {
 		fields = append(fields, fmt.Sprintf("c:channel%d", i), "000000000001.5eed\x00abcdefghijklm")
 	}
 	event := []any{"t", "checkpoint", "th", "thread", "ns", "", "id", "01M86AW2JTGREM6KER4Q23TWH3", "ch", "8:messages4:plan"}
-	base := s.Layout().Prefix() + ":{1}:floor:"
+	base := keys.Of(s).Prefix() + ":{1}:floor:"
 	b.Run("set", func(b *testing.B) {
 		v := strings.Repeat("x", 14300)
 		ctr.Reset()

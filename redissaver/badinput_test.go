@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"github.com/alicebob/miniredis/v2"
+	"github.com/graphstate/redcheck/internal/keys"
 	"strings"
 	"testing"
 	"time"
@@ -93,7 +94,7 @@ func TestHostileNames(t *testing.T) {
 			}
 		}
 	}
-	if n := countKeys(t, rdb, s.Layout().Prefix()); n != 0 {
+	if n := countKeys(t, rdb, keys.Of(s).Prefix()); n != 0 {
 		t.Errorf("%d keys left after deleting every thread", n)
 	}
 
@@ -111,7 +112,7 @@ func TestHostileNames(t *testing.T) {
 			t.Errorf("GetTuple with id %q: %v, want ErrNotFound", id, err)
 		}
 	}
-	if n := countKeys(t, rdb, s.Layout().Prefix()); n != 0 {
+	if n := countKeys(t, rdb, keys.Of(s).Prefix()); n != 0 {
 		t.Errorf("refused input left %d keys", n)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/graphstate/redcheck/internal/keys"
 	"os"
 	"strconv"
 	"strings"
@@ -335,7 +336,7 @@ func TestBoundedAtScale(t *testing.T) {
 	}
 	// Only the pruned thread is left: its head, indexes, one checkpoint and
 	// the values it points to.
-	keys, err := rdb.Keys(ctx, s.Layout().Prefix()+":*").Result()
+	keys, err := rdb.Keys(ctx, keys.Of(s).Prefix()+":*").Result()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/graphstate/redcheck/internal/keys"
 	"github.com/graphstate/redcheck/internal/meta"
-	"github.com/graphstate/redcheck/keys"
 )
 
 // Kinds of Violation. The first group are violations: redcheck's scripts

@@ -12,8 +12,8 @@ import (
 
 	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/graphstate/redcheck/checkpoint/checkpointtest"
+	"github.com/graphstate/redcheck/internal/keys"
 	"github.com/graphstate/redcheck/internal/redistest"
-	"github.com/graphstate/redcheck/keys"
 	"github.com/graphstate/redcheck/redissaver"
 	"github.com/redis/go-redis/v9"
 )
@@ -56,7 +56,7 @@ func fillCheckFixture(t *testing.T, rdb redis.UniversalClient, opts redissaver.O
 	t.Helper()
 	s := newSaver(t, rdb, opts)
 	ctx := context.Background()
-	f := &checkFixture{s: s, rdb: rdb, l: s.Layout(), ids: map[string][]string{}}
+	f := &checkFixture{s: s, rdb: rdb, l: keys.Of(s), ids: map[string][]string{}}
 	for _, th := range []string{"t", "other"} {
 		for _, ns := range []string{"", "sub"} {
 			cfg := checkpoint.Config{ThreadID: th, CheckpointNS: ns}

@@ -7,9 +7,9 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/graphstate/redcheck/internal/keys"
 	mb "github.com/graphstate/redcheck/internal/member"
 	"github.com/graphstate/redcheck/internal/scriptrun"
-	"github.com/graphstate/redcheck/keys"
 )
 
 // checker accumulates the findings of one Verify call.

@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/internal/keys"
 	mb "github.com/graphstate/redcheck/internal/member"
-	"github.com/graphstate/redcheck/keys"
 )
 
 // thread checks the reply of check_thread.lua for one thread.

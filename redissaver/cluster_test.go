@@ -12,6 +12,7 @@ import (
 	"context"
 	"crypto/sha1"
 	"fmt"
+	"github.com/graphstate/redcheck/internal/keys"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -293,7 +294,7 @@ func TestScriptKeysShareOneSlot(t *testing.T) {
 		t.Run(fmt.Sprint(shards, "_shards"), func(t *testing.T) {
 			rdb := redistest.Real(t) // a client of its own, for the hook
 			s := newSaver(t, rdb, redissaver.Options{AcceptEviction: true, Shards: shards})
-			base := s.Layout().Prefix() + ":{"
+			base := keys.Of(s).Prefix() + ":{"
 			h := &slotChecker{keyLike: func(a string) bool { return strings.HasPrefix(a, base) }}
 			rdb.AddHook(h)
 			exerciseEveryScript(t, s, hostileThreads(rng, 40))
@@ -335,8 +336,8 @@ var clusterSuites = []struct {
 		s := newSaver(t, rdb, redissaver.Options{AcceptEviction: true})
 		ctx := context.Background()
 		masters := map[string]bool{}
-		for n := range s.Layout().Shards() {
-			key := s.Layout().All(n)
+		for n := range keys.Of(s).Shards() {
+			key := keys.Of(s).All(n)
 			got, err := rdb.ClusterKeySlot(ctx, key).Result()
 			if err != nil {
 				t.Fatal(err)
@@ -414,7 +415,7 @@ func TestClusterFailover(t *testing.T) {
 	}
 
 	// Eight threads, at least two of them on the victim master.
-	first, err := rdb.MasterForKey(ctx, s.Layout().ThreadBase("failover-0"))
+	first, err := rdb.MasterForKey(ctx, keys.Of(s).ThreadBase("failover-0"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -422,7 +423,7 @@ func TestClusterFailover(t *testing.T) {
 	var threads, onVictim []string
 	for i := 0; len(threads) < 8 || len(onVictim) < 2; i++ {
 		th := fmt.Sprint("failover-", i)
-		m, err := rdb.MasterForKey(ctx, s.Layout().ThreadBase(th))
+		m, err := rdb.MasterForKey(ctx, keys.Of(s).ThreadBase(th))
 		if err != nil {
 			t.Fatal(err)
 		}

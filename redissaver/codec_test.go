@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/graphstate/redcheck/checkpoint"
-	"github.com/graphstate/redcheck/scripts"
+	"github.com/graphstate/redcheck/internal/scripts"
 )
 
 func TestWriteField(t *testing.T) {

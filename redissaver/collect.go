@@ -3,8 +3,8 @@ package redissaver
 import (
 	"context"
 
+	"github.com/graphstate/redcheck/internal/keys"
 	"github.com/graphstate/redcheck/internal/scriptrun"
-	"github.com/graphstate/redcheck/keys"
 )
 
 // collectBudget is the number of checkpoints one mark step, or of values

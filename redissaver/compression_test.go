@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/graphstate/redcheck/internal/keys"
 	"math/rand"
 	"reflect"
 	"strconv"
@@ -213,7 +214,7 @@ func TestCompressionRoundTrips(t *testing.T) {
 			}
 
 			// Events carry values as stored; package stream reads both forms.
-			msgs, err := rdb.XRange(ctx, on.Layout().Events("zip"), "-", "+").Result()
+			msgs, err := rdb.XRange(ctx, keys.Of(on).Events("zip"), "-", "+").Result()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -285,7 +286,7 @@ func TestCompressionCorruptValue(t *testing.T) {
 		t.Fatal(err)
 	}
 	var key, field string
-	for k, v := range rawValues(t, rdb, s.Layout().Prefix()) {
+	for k, v := range rawValues(t, rdb, keys.Of(s).Prefix()) {
 		if strings.HasPrefix(v, "z") {
 			key, field, _ = strings.Cut(k, " ")
 		}

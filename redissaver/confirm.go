@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/graphstate/redcheck/keys"
+	"github.com/graphstate/redcheck/internal/keys"
 	"github.com/redis/go-redis/v9"
 )
 

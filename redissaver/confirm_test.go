@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/internal/keys"
 	"github.com/graphstate/redcheck/internal/redistest"
-	"github.com/graphstate/redcheck/keys"
 	"github.com/graphstate/redcheck/redissaver"
 	"github.com/redis/go-redis/v9"
 )
@@ -108,9 +108,9 @@ func TestPlainConfirmation(t *testing.T) {
 			t.Run(b.name+"/"+tc.name, func(t *testing.T) {
 				ctx := context.Background()
 				rdb, rec, ctr, a := observedSaver(t, b.client)
-				other, err := redissaver.New(ctx, rdb, redissaver.Options{Prefix: a.Layout().Prefix(), AcceptEviction: true})
+				other, err := redissaver.New(ctx, rdb, redissaver.Options{Prefix: keys.Of(a).Prefix(), AcceptEviction: true})
 				must(t, err)
-				e := env{rdb: rdb, a: a, other: other, layout: a.Layout(), head: a.Layout().Head("t")}
+				e := env{rdb: rdb, a: a, other: other, layout: keys.Of(a), head: keys.Of(a).Head("t")}
 				e.c1 = stagedStep(t, a, checkpoint.Config{ThreadID: "t"}, 0)
 				e.c2 = stagedStep(t, a, e.c1, 1)
 				e.gen = rdb.HGet(ctx, e.head, keys.HeadGeneration).Val()
@@ -132,7 +132,7 @@ func TestPlainConfirmation(t *testing.T) {
 						t.Fatal(err)
 					}
 					// The answer is what a saver that predicts nothing reads.
-					fresh, err := redissaver.New(ctx, rdb, redissaver.Options{Prefix: a.Layout().Prefix(), AcceptEviction: true})
+					fresh, err := redissaver.New(ctx, rdb, redissaver.Options{Prefix: keys.Of(a).Prefix(), AcceptEviction: true})
 					must(t, err)
 					want, err := fresh.GetTuple(ctx, checkpoint.Config{ThreadID: "t"})
 					must(t, err)
@@ -393,7 +393,7 @@ func TestDeletedPredictionIsNotContention(t *testing.T) {
 		})
 		t.Run(b.name+"/latest deleted by another saver", func(t *testing.T) {
 			rdb, rec, ctr, s := observedSaver(t, b.client)
-			other, err := redissaver.New(context.Background(), rdb, redissaver.Options{Prefix: s.Layout().Prefix(), AcceptEviction: true})
+			other, err := redissaver.New(context.Background(), rdb, redissaver.Options{Prefix: keys.Of(s).Prefix(), AcceptEviction: true})
 			must(t, err)
 			kept := put(t, s, "", "keep", "", 0)
 			put(t, s, "", "drop", kept.CheckpointID, 1)

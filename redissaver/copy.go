@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/internal/keys"
 	"github.com/graphstate/redcheck/internal/scriptrun"
-	"github.com/graphstate/redcheck/keys"
 	"github.com/redis/go-redis/v9"
 )
 

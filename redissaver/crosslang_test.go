@@ -32,8 +32,8 @@ import (
 	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/graphstate/redcheck/internal/formatvec"
 	"github.com/graphstate/redcheck/internal/redistest"
+	"github.com/graphstate/redcheck/internal/scripts"
 	"github.com/graphstate/redcheck/redissaver"
-	"github.com/graphstate/redcheck/scripts"
 	"github.com/graphstate/redcheck/stream"
 )
 

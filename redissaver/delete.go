@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/graphstate/redcheck/internal/keys"
 	"github.com/graphstate/redcheck/internal/scriptrun"
-	"github.com/graphstate/redcheck/keys"
 )
 
 // reclaimBudget is the work one reclaim step may do: checkpoints dropped

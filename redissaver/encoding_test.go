@@ -3,6 +3,7 @@ package redissaver_test
 import (
 	"context"
 	"fmt"
+	"github.com/graphstate/redcheck/internal/keys"
 	"strings"
 	"testing"
 
@@ -33,7 +34,7 @@ func TestIndexesBecomeSkiplists(t *testing.T) {
 		t.Skipf("the server's zset listpack limits %v are not Redis's defaults", limits)
 	}
 	s := newSaver(t, rdb, redissaver.Options{Shards: 1})
-	l := s.Layout()
+	l := keys.Of(s)
 	long := strings.Repeat("\x00", 65)
 	encoding := func(key string) string {
 		t.Helper()

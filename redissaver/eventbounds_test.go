@@ -9,8 +9,8 @@ import (
 
 	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/graphstate/redcheck/internal/codec"
+	"github.com/graphstate/redcheck/internal/keys"
 	"github.com/graphstate/redcheck/internal/scriptrun"
-	"github.com/graphstate/redcheck/keys"
 	"github.com/graphstate/redcheck/redissaver"
 )
 
@@ -26,7 +26,7 @@ func TestPutWritesEventMaxlen(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			ctx, rdb, s, cfg := rootCheckpoint(t, b.client(t), "maxlen")
-			l := s.Layout()
+			l := keys.Of(s)
 			shard := l.Shard("maxlen")
 			keyList := []string{l.Head("maxlen"), l.Threads(shard), l.Events("maxlen"), l.Feed(shard)}
 			call := func(maxlen, token string, idx int) error {
@@ -81,7 +81,7 @@ func TestDeleteRunsEventMaxlen(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			l := s.Layout()
+			l := keys.Of(s)
 			call := func(maxlen string) error {
 				return scriptrun.Run(ctx, rdb, scriptrun.DeleteRuns, []string{l.Run(0, "r1")},
 					l.ShardBase(0), 128, maxlen, 10, codec.JoinNames([]string{"r1"}), "0").Err()

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/internal/keys"
 	"github.com/graphstate/redcheck/internal/redistest"
-	"github.com/graphstate/redcheck/keys"
 	"github.com/graphstate/redcheck/redissaver"
 	"github.com/redis/go-redis/v9"
 )
@@ -376,7 +376,7 @@ func TestPutOverLostIndex(t *testing.T) {
 					ctx := context.Background()
 					last := safetyThread(t, s, "victim")
 					snap := readAll(t, s, last)
-					l := s.Layout()
+					l := keys.Of(s)
 					gen := rdb.HGet(ctx, l.Head("victim"), "g").Val()
 					key := map[string]string{
 						"namespace index": l.Index("victim", gen, ""),
@@ -420,7 +420,7 @@ func TestThreadLostWhole(t *testing.T) {
 			s := newSaver(t, rdb, redissaver.Options{Shards: 4})
 			ctx := context.Background()
 			last := safetyThread(t, s, "victim")
-			l := s.Layout()
+			l := keys.Of(s)
 			must(t, rdb.Del(ctx, l.Head("victim"), l.Threads(l.Shard("victim"))).Err())
 			if _, err := s.GetTuple(ctx, checkpoint.Config{ThreadID: "victim"}); !errors.Is(err, checkpoint.ErrDataLoss) {
 				t.Errorf("GetTuple: %v, want ErrDataLoss", err)
@@ -448,7 +448,7 @@ func TestPutOverLostParent(t *testing.T) {
 			ctx := context.Background()
 			cfg := stagedChain(t, s, "t", 3)
 			snap := readAll(t, s, cfg)
-			l := s.Layout()
+			l := keys.Of(s)
 			gen := rdb.HGet(ctx, l.Head("t"), "g").Val()
 			for _, k := range []string{l.Blobs("t", gen, ""), l.Checkpoint("t", gen, "", cfg.CheckpointID)} {
 				if n := rdb.Del(ctx, k).Val(); n != 1 {
@@ -497,7 +497,7 @@ func TestShardIndexLost(t *testing.T) {
 			rdb := b.client(t)
 			s := newSaver(t, rdb, redissaver.Options{Shards: 4})
 			ctx := context.Background()
-			l := s.Layout()
+			l := keys.Of(s)
 			put := func(th, run string) {
 				t.Helper()
 				_, err := s.Put(ctx, checkpoint.Config{ThreadID: th}, checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID()},
@@ -539,7 +539,7 @@ func TestWriteOverLostShardIndex(t *testing.T) {
 			rdb := b.client(t)
 			s := newSaver(t, rdb, redissaver.Options{Shards: 2})
 			ctx := context.Background()
-			l := s.Layout()
+			l := keys.Of(s)
 			same := threadsIn(l, 0, 3)
 			live, fresh, src := same[0], same[1], same[2]
 			var lastLive checkpoint.Config

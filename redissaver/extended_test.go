@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/graphstate/redcheck/internal/keys"
 	"reflect"
 	"strings"
 	"testing"
@@ -83,7 +84,7 @@ func TestPruneKeepsOnlyWhatIsNeeded(t *testing.T) {
 	s := newSaver(t, rdb, redissaver.Options{})
 	ctx := context.Background()
 	latest := agentThread(t, s, "long", 500)
-	beforeKeys, beforeFields := footprint(t, rdb, s.Layout().Prefix())
+	beforeKeys, beforeFields := footprint(t, rdb, keys.Of(s).Prefix())
 	want, err := s.GetTuple(ctx, checkpoint.Config{ThreadID: "long"})
 	if err != nil {
 		t.Fatal(err)
@@ -91,7 +92,7 @@ func TestPruneKeepsOnlyWhatIsNeeded(t *testing.T) {
 	if err := s.Prune(ctx, []string{"long"}, checkpoint.PruneKeepLatest); err != nil {
 		t.Fatal(err)
 	}
-	afterKeys, afterFields := footprint(t, rdb, s.Layout().Prefix())
+	afterKeys, afterFields := footprint(t, rdb, keys.Of(s).Prefix())
 	t.Logf("before: %d keys, %d fields; after: %d keys, %d fields", beforeKeys, beforeFields, afterKeys, afterFields)
 	// Left: the checkpoint hash (v, ts, p, s, 2 versions, 2 metadata, r, 2
 	// writes = 11 fields), the namespace index (1), the blobs (2 values), the
@@ -170,7 +171,7 @@ func TestDeleteForRunsCollectsValues(t *testing.T) {
 	s := newSaver(t, rdb, redissaver.Options{})
 	ctx := context.Background()
 	agentThread(t, s, "runs", 50) // run-0 … run-4, round robin
-	_, fieldsBefore := footprint(t, rdb, s.Layout().Prefix())
+	_, fieldsBefore := footprint(t, rdb, keys.Of(s).Prefix())
 	if err := s.DeleteForRuns(ctx, []string{"run-0", "run-1", "run-2", "run-3"}); err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +188,7 @@ func TestDeleteForRunsCollectsValues(t *testing.T) {
 	if n != 10 {
 		t.Errorf("%d checkpoints survive, want 10", n)
 	}
-	_, fieldsAfter := footprint(t, rdb, s.Layout().Prefix())
+	_, fieldsAfter := footprint(t, rdb, keys.Of(s).Prefix())
 	// Each deleted checkpoint takes its hash fields and index entries, and the
 	// messages value only it pointed to.
 	if fieldsAfter >= fieldsBefore/4 {
@@ -196,7 +197,7 @@ func TestDeleteForRunsCollectsValues(t *testing.T) {
 	if err := s.DeleteForRuns(ctx, []string{"run-4"}); err != nil {
 		t.Fatal(err)
 	}
-	if k, f := footprint(t, rdb, s.Layout().Prefix()); k != 0 {
+	if k, f := footprint(t, rdb, keys.Of(s).Prefix()); k != 0 {
 		t.Errorf("%d keys (%d fields) left after deleting every run", k, f)
 	}
 }

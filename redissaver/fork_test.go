@@ -9,8 +9,8 @@ import (
 
 	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/graphstate/redcheck/checkpoint/memsaver"
+	"github.com/graphstate/redcheck/internal/keys"
 	mb "github.com/graphstate/redcheck/internal/member"
-	"github.com/graphstate/redcheck/keys"
 	"github.com/graphstate/redcheck/redissaver"
 )
 
@@ -83,7 +83,7 @@ func TestForkAliasWithoutItsValue(t *testing.T) {
 					ChannelVersions: map[string]string{"a": "2"}}
 				_, err = s.Put(ctx, pc, x, nil, x.ChannelVersions)
 				must(t, err)
-				l := s.Layout()
+				l := keys.Of(s)
 				blobs := l.Blobs("fork", rdb.HGet(ctx, l.Head("fork"), keys.HeadGeneration).Val(), "")
 				if alias := rdb.HGet(ctx, blobs, mb.Blob("a", "2")).Val(); !mb.IsAlias(alias) {
 					t.Fatalf("plain field of a staged value holds %q, want an alias", alias)

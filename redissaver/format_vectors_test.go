@@ -18,8 +18,8 @@ import (
 	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/graphstate/redcheck/internal/codec"
 	"github.com/graphstate/redcheck/internal/formatvec"
+	"github.com/graphstate/redcheck/internal/keys"
 	"github.com/graphstate/redcheck/internal/redistest"
-	"github.com/graphstate/redcheck/keys"
 	"github.com/redis/go-redis/v9"
 )
 

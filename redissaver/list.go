@@ -8,9 +8,9 @@ import (
 	"strings"
 
 	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/internal/keys"
 	mb "github.com/graphstate/redcheck/internal/member"
 	"github.com/graphstate/redcheck/internal/scriptrun"
-	"github.com/graphstate/redcheck/keys"
 )
 
 // List yields the checkpoints q selects, newest ID first (for equal IDs, by

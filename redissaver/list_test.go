@@ -3,6 +3,7 @@ package redissaver_test
 import (
 	"context"
 	"fmt"
+	"github.com/graphstate/redcheck/internal/keys"
 	"slices"
 	"strings"
 	"testing"
@@ -38,7 +39,7 @@ func TestListChunks(t *testing.T) {
 			ctr := redistest.CountRoundTrips(rdb)
 			root := ""
 			for _, pageSize := range []int{1, 3, 10, 100} {
-				s, err := redissaver.New(context.Background(), rdb, redissaver.Options{AcceptEviction: true, Prefix: seed.Layout().Prefix(), PageSize: pageSize})
+				s, err := redissaver.New(context.Background(), rdb, redissaver.Options{AcceptEviction: true, Prefix: keys.Of(seed).Prefix(), PageSize: pageSize})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -219,7 +220,7 @@ func TestListEveryThreadAcrossGenerations(t *testing.T) {
 				}
 				must(t, s.CopyThread(ctx, "src", "dst"))
 				gen := func() string {
-					g, err := rdb.HGet(ctx, s.Layout().Head("dst"), "g").Result()
+					g, err := rdb.HGet(ctx, keys.Of(s).Head("dst"), "g").Result()
 					must(t, err)
 					return g
 				}

@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/internal/keys"
 	"github.com/graphstate/redcheck/internal/scriptrun"
-	"github.com/graphstate/redcheck/keys"
 )
 
 // pruneBudget is the number of namespaces, ancestors or index entries one

@@ -9,8 +9,8 @@ import (
 
 	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/graphstate/redcheck/internal/codec"
+	"github.com/graphstate/redcheck/internal/keys"
 	"github.com/graphstate/redcheck/internal/scriptrun"
-	"github.com/graphstate/redcheck/keys"
 	"github.com/graphstate/redcheck/redissaver"
 	"github.com/redis/go-redis/v9"
 )
@@ -63,7 +63,7 @@ func testPutWritesMany(t *testing.T, client redis.UniversalClient, count int) {
 	// the others only, fewer pairs than its tables were sized for.
 	first := writes("first")
 	const early = 50
-	l := s.Layout()
+	l := keys.Of(s)
 	cpKey := l.Checkpoint("many", rdb.HGet(ctx, l.Head("many"), "g").Val(), "", cfg.CheckpointID)
 	fields := rdb.HLen(ctx, cpKey).Val()
 	for _, w := range [][]checkpoint.Write{first[:early], first} {
@@ -116,8 +116,8 @@ func TestPutWritesBadArgs(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			ctx, rdb, s, cfg := rootCheckpoint(t, b.client(t), "bad")
-			before := rawState(t, rdb, s.Layout().Prefix())
-			l := s.Layout()
+			before := rawState(t, rdb, keys.Of(s).Prefix())
+			l := keys.Of(s)
 			shard := l.Shard("bad")
 			keyList := []string{l.Head("bad"), l.Threads(shard), l.Events("bad"), l.Feed(shard)}
 			head := []any{l.ShardBase(shard), keys.Encode("bad"), keys.Encode(""), cfg.CheckpointID, 0, -1, 0, 0, "abcdefghijklm", 0, 0, "task"}
@@ -129,7 +129,7 @@ func TestPutWritesBadArgs(t *testing.T) {
 				if err == nil || !strings.HasPrefix(err.Error(), "BADARGS") {
 					t.Errorf("%s: %v, want BADARGS", name, err)
 				}
-				if after := rawState(t, rdb, s.Layout().Prefix()); !slices.Equal(after, before) {
+				if after := rawState(t, rdb, keys.Of(s).Prefix()); !slices.Equal(after, before) {
 					t.Errorf("%s: keys changed:\nbefore %q\nafter  %q", name, before, after)
 				}
 			}

@@ -3,6 +3,7 @@ package redissaver_test
 import (
 	"bytes"
 	"context"
+	"github.com/graphstate/redcheck/internal/keys"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -150,7 +151,7 @@ func TestNothingResentTwice(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			direct, p, s := resendSetup(t, b.client(t))
 			ctx := context.Background()
-			events := s.Layout().Events("resent")
+			events := keys.Of(s).Events("resent")
 
 			// lossy runs call with the next reply lost, and checks that
 			// go-redis sent the script twice.
@@ -278,7 +279,7 @@ func TestSpecialWritesResent(t *testing.T) {
 			if err != nil || p.dropped.Load() != 1 {
 				t.Fatalf("PutWrites: %v, %d replies dropped", err, p.dropped.Load())
 			}
-			if n := direct.XLen(ctx, s.Layout().Events("special")).Val(); n != 2 {
+			if n := direct.XLen(ctx, keys.Of(s).Events("special")).Val(); n != 2 {
 				t.Errorf("events after one Put and one PutWrites re-sent: %d, want 2", n)
 			}
 		})

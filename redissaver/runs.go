@@ -3,8 +3,8 @@ package redissaver
 import (
 	"context"
 
+	"github.com/graphstate/redcheck/internal/keys"
 	"github.com/graphstate/redcheck/internal/scriptrun"
-	"github.com/graphstate/redcheck/keys"
 )
 
 // runBudget is the number of run index members one step of DeleteForRuns

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/graphstate/redcheck/internal/keys"
 	"slices"
 	"strings"
 	"testing"
@@ -65,7 +66,7 @@ func TestEveryKeyLost(t *testing.T) {
 			}
 			n := 0
 			for _, k := range threadKeys(t, rdb, s, "victim") {
-				t.Run(strings.TrimPrefix(k, s.Layout().Prefix()), func(t *testing.T) {
+				t.Run(strings.TrimPrefix(k, keys.Of(s).Prefix()), func(t *testing.T) {
 					defer redistest.LoseKey(t, rdb, k)()
 					got := readAll(t, s, last)
 					redistest.JudgeLoss(t, k, snap.out, got.out, got.errs)
@@ -148,7 +149,7 @@ func TestEveryKeyLostThenWritten(t *testing.T) {
 				t.Fatalf("%d keys, then %d", n, len(ks))
 			}
 			k := ks[i%n]
-			name := strings.TrimPrefix(k, s.Layout().Prefix())
+			name := strings.TrimPrefix(k, keys.Of(s).Prefix())
 			if i >= n {
 				if s, err = redissaver.New(ctx, rdb, opts); err != nil {
 					t.Fatal(err)
@@ -183,11 +184,11 @@ func TestEveryKeyLostThenWritten(t *testing.T) {
 func threadKeys(t *testing.T, rdb redis.UniversalClient, s *redissaver.Saver, th string) []string {
 	t.Helper()
 	ctx := context.Background()
-	ks, err := rdb.Keys(ctx, s.Layout().ThreadBase(th)+"*").Result()
+	ks, err := rdb.Keys(ctx, keys.Of(s).ThreadBase(th)+"*").Result()
 	if err != nil {
 		t.Fatal(err)
 	}
-	shard := s.Layout().ShardBase(s.Layout().Shard(th))
+	shard := keys.Of(s).ShardBase(keys.Of(s).Shard(th))
 	runs, err := rdb.Keys(ctx, shard+"run:*").Result()
 	if err != nil {
 		t.Fatal(err)
@@ -291,7 +292,7 @@ func TestPutRefusesNonsense(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			before := fmt.Sprint(footprint(t, rdb, s.Layout().Prefix()))
+			before := fmt.Sprint(footprint(t, rdb, keys.Of(s).Prefix()))
 			other := checkpoint.NewID()
 			for name, call := range map[string]func() error{
 				"self parent": func() error {
@@ -330,7 +331,7 @@ func TestPutRefusesNonsense(t *testing.T) {
 					t.Errorf("%s: %v, want ErrInvalidCheckpoint", name, err)
 				}
 			}
-			if after := fmt.Sprint(footprint(t, rdb, s.Layout().Prefix())); after != before {
+			if after := fmt.Sprint(footprint(t, rdb, keys.Of(s).Prefix())); after != before {
 				t.Errorf("refused puts changed the footprint: %s -> %s", before, after)
 			}
 			// A float step that is an integer is fine.
@@ -368,7 +369,7 @@ func TestHugeEventsStoreWhole(t *testing.T) {
 	if err != nil || len(tup.Checkpoint.ChannelValues) != 5000 || len(tup.PendingWrites) != 10000 {
 		t.Fatalf("read back: %d values, %d writes, %v", len(tup.Checkpoint.ChannelValues), len(tup.PendingWrites), err)
 	}
-	evs, err := rdb.XRange(ctx, s.Layout().Events("big"), "-", "+").Result()
+	evs, err := rdb.XRange(ctx, keys.Of(s).Events("big"), "-", "+").Result()
 	if err != nil || len(evs) != 2 {
 		t.Fatalf("events: %d, %v", len(evs), err)
 	}

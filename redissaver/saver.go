@@ -6,9 +6,9 @@ import (
 	"fmt"
 
 	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/internal/keys"
 	"github.com/graphstate/redcheck/internal/meta"
 	"github.com/graphstate/redcheck/internal/scriptrun"
-	"github.com/graphstate/redcheck/keys"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -76,8 +76,15 @@ func New(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Saver, 
 		contended: newHintCache[struct{}](maxHints), small: newHintCache[smallReads](maxHints)}, nil
 }
 
-// Layout returns the key layout of the saver.
-func (s *Saver) Layout() keys.Layout { return s.layout }
+// The saver's key layout, for this module's tests and tools (keys.Of).
+func init() {
+	keys.RegisterLayoutOf(func(v any) (keys.Layout, bool) {
+		if s, ok := v.(*Saver); ok {
+			return s.layout, true
+		}
+		return keys.Layout{}, false
+	})
+}
 
 // LoadScripts loads every script into Redis (on a Cluster, into every
 // master), so that the first call of each operation is one round trip.

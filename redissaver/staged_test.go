@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/internal/keys"
 	"github.com/graphstate/redcheck/internal/redistest"
 	"github.com/graphstate/redcheck/internal/scriptrun"
-	"github.com/graphstate/redcheck/keys"
 	"github.com/graphstate/redcheck/redissaver"
 	"github.com/redis/go-redis/v9"
 )
@@ -93,7 +93,7 @@ func TestStagedValues(t *testing.T) {
 				t.Errorf("values %v", got)
 			}
 			staged := 0
-			for _, line := range rawState(t, rdb, s.Layout().Prefix()) {
+			for _, line := range rawState(t, rdb, keys.Of(s).Prefix()) {
 				if strings.Contains(line, ":blobs ") && strings.Contains(line, `\x00`) {
 					staged++
 				}
@@ -111,7 +111,7 @@ func TestStagedValues(t *testing.T) {
 func requireUnstaged(t *testing.T, rdb redis.UniversalClient, s *redissaver.Saver, th string) {
 	t.Helper()
 	ctx := context.Background()
-	l := s.Layout()
+	l := keys.Of(s)
 	gen := rdb.HGet(ctx, l.Head(th), "g").Val()
 	if ttl := rdb.PTTL(ctx, l.Blobs(th, gen, "")).Val(); ttl != -1 {
 		t.Errorf("the values hash has a TTL: %v", ttl)
@@ -139,7 +139,7 @@ func TestStagedNewThread(t *testing.T) {
 			ctr := redistest.CountRoundTrips(rdb)
 			s := newSaver(t, rdb, redissaver.Options{})
 			ctx := context.Background()
-			l := s.Layout()
+			l := keys.Of(s)
 			stagedValues := func(th string) int {
 				gen := rdb.HGet(ctx, l.Head(th), "g").Val()
 				n := 0
@@ -271,7 +271,7 @@ func TestStagedNewThreadResent(t *testing.T) {
 			rdb.AddHook(r)
 			s := newSaver(t, rdb, redissaver.Options{})
 			ctx := context.Background()
-			l := s.Layout()
+			l := keys.Of(s)
 			c1 := stagedStep(t, s, checkpoint.Config{ThreadID: "t"}, 0)
 			if r.resent != 1 {
 				t.Fatalf("%d transactions sent twice, want 1", r.resent)
@@ -303,7 +303,7 @@ func TestStagedRefusalWritesNothing(t *testing.T) {
 			ctx := context.Background()
 			c1 := stagedStep(t, s, checkpoint.Config{ThreadID: "t"}, 0)
 			c2 := stagedStep(t, s, c1, 1)
-			before := rawState(t, rdb, s.Layout().Prefix())
+			before := rawState(t, rdb, keys.Of(s).Prefix())
 			// Re-put c2 under another parent, with new values: REPARENT.
 			cp := checkpoint.Checkpoint{V: 4, ID: c2.CheckpointID, ChannelValues: map[string]any{"a": "other"},
 				ChannelVersions: map[string]string{"a": "9"}}
@@ -311,7 +311,7 @@ func TestStagedRefusalWritesNothing(t *testing.T) {
 			if !errors.Is(err, checkpoint.ErrInvalidCheckpoint) {
 				t.Fatalf("re-put under another parent: %v, want ErrInvalidCheckpoint", err)
 			}
-			if after := rawState(t, rdb, s.Layout().Prefix()); !slices.Equal(before, after) {
+			if after := rawState(t, rdb, keys.Of(s).Prefix()); !slices.Equal(before, after) {
 				t.Errorf("a refused staged Put changed the keys:\nbefore %q\nafter  %q", before, after)
 			}
 		})
@@ -333,13 +333,13 @@ func TestStagedRePutPointsToStoredValues(t *testing.T) {
 			if _, err := s.Put(ctx, c1, cp, nil, map[string]string{"a": "2"}); err != nil {
 				t.Fatal(err)
 			}
-			before := rawState(t, rdb, s.Layout().Prefix())
+			before := rawState(t, rdb, keys.Of(s).Prefix())
 			cfg, err := s.Put(ctx, c1, cp, nil, map[string]string{"a": "2"}) // a new call: a new token
 			if err != nil {
 				t.Fatal(err)
 			}
 			var blobs []string
-			for _, line := range rawState(t, rdb, s.Layout().Prefix()) {
+			for _, line := range rawState(t, rdb, keys.Of(s).Prefix()) {
 				if strings.Contains(line, ":blobs ") {
 					blobs = append(blobs, line)
 				}
@@ -403,7 +403,7 @@ func TestStagedStaleGeneration(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			rdb := b.client(t)
 			a := newSaver(t, rdb, redissaver.Options{})
-			other, err := redissaver.New(context.Background(), rdb, redissaver.Options{Prefix: a.Layout().Prefix(), AcceptEviction: true})
+			other, err := redissaver.New(context.Background(), rdb, redissaver.Options{Prefix: keys.Of(a).Prefix(), AcceptEviction: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -414,7 +414,7 @@ func TestStagedStaleGeneration(t *testing.T) {
 				t.Fatal(err)
 			}
 			n1 := stagedStep(t, other, checkpoint.Config{ThreadID: "t"}, 0)
-			live := rawState(t, rdb, a.Layout().Prefix())
+			live := rawState(t, rdb, keys.Of(a).Prefix())
 			cfg := stagedStep(t, a, n1, 1)
 			tup, err := a.GetTuple(ctx, checkpoint.Config{ThreadID: "t"})
 			if err != nil || tup.Config.CheckpointID != cfg.CheckpointID || tup.Checkpoint.ChannelValues["a"] != "value 1" ||
@@ -423,9 +423,9 @@ func TestStagedStaleGeneration(t *testing.T) {
 			}
 			// Nothing but the new checkpoint's keys, entries and value appeared:
 			// no value stayed in the old generation.
-			gen := rdb.HGet(ctx, a.Layout().Head("t"), "g").Val()
-			newValue := a.Layout().Blobs("t", gen, "") + " "
-			for _, line := range rawState(t, rdb, a.Layout().Prefix()) {
+			gen := rdb.HGet(ctx, keys.Of(a).Head("t"), "g").Val()
+			newValue := keys.Of(a).Blobs("t", gen, "") + " "
+			for _, line := range rawState(t, rdb, keys.Of(a).Prefix()) {
 				if !slices.Contains(live, line) && !strings.Contains(line, cfg.CheckpointID) &&
 					!strings.HasPrefix(line, newValue) && !strings.Contains(line, "events") && !strings.Contains(line, "feed") {
 					t.Errorf("unexpected after the stale Put: %s", line)
@@ -484,7 +484,7 @@ func TestPredictedRead(t *testing.T) {
 			rec := &txRecorder{}
 			rdb.AddHook(rec)
 			a := newSaver(t, rdb, redissaver.Options{})
-			other, err := redissaver.New(context.Background(), rdb, redissaver.Options{Prefix: a.Layout().Prefix(), AcceptEviction: true})
+			other, err := redissaver.New(context.Background(), rdb, redissaver.Options{Prefix: keys.Of(a).Prefix(), AcceptEviction: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -520,8 +520,8 @@ func TestPredictedRead(t *testing.T) {
 			// A predicted value lost: ErrDataLoss.
 			d1 := stagedStep(t, a, checkpoint.Config{ThreadID: "u"}, 0)
 			d2 := stagedStep(t, a, d1, 1)
-			gen := rdb.HGet(ctx, a.Layout().Head("u"), "g").Val()
-			key := a.Layout().Blobs("u", gen, "")
+			gen := rdb.HGet(ctx, keys.Of(a).Head("u"), "g").Val()
+			key := keys.Of(a).Blobs("u", gen, "")
 			must(t, rdb.HDel(ctx, key, storedBlobField(t, rdb, key, "a", "2")).Err())
 			if _, err := a.GetTuple(ctx, d2); !errors.Is(err, checkpoint.ErrDataLoss) {
 				t.Fatalf("a lost value: %v, want ErrDataLoss", err)
@@ -541,7 +541,7 @@ func TestPredictedReadByID(t *testing.T) {
 			rec := &txRecorder{}
 			rdb.AddHook(rec)
 			a := newSaver(t, rdb, redissaver.Options{})
-			r, err := redissaver.New(context.Background(), rdb, redissaver.Options{Prefix: a.Layout().Prefix(), AcceptEviction: true})
+			r, err := redissaver.New(context.Background(), rdb, redissaver.Options{Prefix: keys.Of(a).Prefix(), AcceptEviction: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -570,7 +570,7 @@ func TestPredictedReadByID(t *testing.T) {
 			predicted("c1 by id after a List", c1, true, "value 0")
 
 			// With ReadHints negative, a saver remembers no read.
-			off, err := redissaver.New(ctx, rdb, redissaver.Options{Prefix: a.Layout().Prefix(), AcceptEviction: true, ReadHints: -1})
+			off, err := redissaver.New(ctx, rdb, redissaver.Options{Prefix: keys.Of(a).Prefix(), AcceptEviction: true, ReadHints: -1})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -627,7 +627,7 @@ func TestPredictedReadRESP2(t *testing.T) {
 	if len(rec.txs) != 1 || !slices.Contains(rec.txs[0], "hgetall") {
 		t.Fatalf("transactions %v, want the predicted read", rec.txs)
 	}
-	fresh, err := redissaver.New(ctx, rdb, redissaver.Options{Prefix: a.Layout().Prefix(), AcceptEviction: true})
+	fresh, err := redissaver.New(ctx, rdb, redissaver.Options{Prefix: keys.Of(a).Prefix(), AcceptEviction: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -650,8 +650,8 @@ func TestStagedBadArgs(t *testing.T) {
 			s := newSaver(t, rdb, redissaver.Options{})
 			ctx := context.Background()
 			c1 := stagedStep(t, s, checkpoint.Config{ThreadID: "t"}, 0)
-			before := rawState(t, rdb, s.Layout().Prefix())
-			l := s.Layout()
+			before := rawState(t, rdb, keys.Of(s).Prefix())
+			l := keys.Of(s)
 			shard := l.Shard("t")
 			gen := rdb.HGet(ctx, l.Head("t"), "g").Val()
 			values := l.Blobs("t", gen, "")
@@ -671,7 +671,7 @@ func TestStagedBadArgs(t *testing.T) {
 				if err := cmd.Err(); err == nil || !strings.HasPrefix(err.Error(), "BADARGS") {
 					t.Errorf("%s: %v, want BADARGS", name, err)
 				}
-				if after := rawState(t, rdb, s.Layout().Prefix()); !slices.Equal(after, before) {
+				if after := rawState(t, rdb, keys.Of(s).Prefix()); !slices.Equal(after, before) {
 					t.Errorf("%s: keys changed:\nbefore %q\nafter  %q", name, before, after)
 				}
 			}

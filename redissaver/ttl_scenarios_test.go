@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/graphstate/redcheck/internal/keys"
 	"slices"
 	"testing"
 	"time"
@@ -128,7 +129,7 @@ func TestLeaseKeepsDeltaSeed(t *testing.T) {
 			if _, err := s.Sweep(ctx); err != nil {
 				t.Fatal(err)
 			}
-			if nk, _ := footprint(t, rdb, s.Layout().Prefix()); nk != 0 {
+			if nk, _ := footprint(t, rdb, keys.Of(s).Prefix()); nk != 0 {
 				t.Errorf("%d keys left after the lease and Sweep", nk)
 			}
 		})
@@ -146,7 +147,7 @@ type shardState struct {
 func readShard(t *testing.T, rdb redis.UniversalClient, s *redissaver.Saver, n int) shardState {
 	t.Helper()
 	ctx := context.Background()
-	l := s.Layout()
+	l := keys.Of(s)
 	// threads: registry entries, its marker member "" aside.
 	st := shardState{threads: rdb.ZCard(ctx, l.Threads(n)).Val() - 1, all: rdb.ZCard(ctx, l.All(n)).Val(), gc: rdb.ZCard(ctx, l.GC(n)).Val()}
 	base := l.ShardBase(n)
@@ -183,7 +184,7 @@ func TestExpiredThreadsLeaveNothing(t *testing.T) {
 			}
 			s := newSaver(t, rdb, redissaver.Options{TTL: ttl})
 			ctx := context.Background()
-			l := s.Layout()
+			l := keys.Of(s)
 			start := time.Now()
 			errs := make(chan error, 8)
 			for g := range 8 {

@@ -2,7 +2,7 @@ package redissaver
 
 import (
 	"github.com/graphstate/redcheck/checkpoint"
-	"github.com/graphstate/redcheck/keys"
+	"github.com/graphstate/redcheck/internal/keys"
 )
 
 // validateAddress checks the thread and namespace of cfg.

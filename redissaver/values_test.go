@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/graphstate/redcheck/internal/keys"
 	"reflect"
 	"slices"
 	"strings"
@@ -105,9 +106,9 @@ func mustLatest(t *testing.T, s *redissaver.Saver, th string) string {
 func loseDoc(t *testing.T, rdb redis.UniversalClient, s *redissaver.Saver) {
 	t.Helper()
 	ctx := context.Background()
-	gen, err := rdb.HGet(ctx, s.Layout().Head("big"), "g").Result()
+	gen, err := rdb.HGet(ctx, keys.Of(s).Head("big"), "g").Result()
 	must(t, err)
-	blobs := s.Layout().Blobs("big", gen, "")
+	blobs := keys.Of(s).Blobs("big", gen, "")
 	fields, err := rdb.HKeys(ctx, blobs).Result()
 	must(t, err)
 	for _, f := range fields {
@@ -156,7 +157,7 @@ func TestListValuesOutOfLua(t *testing.T) {
 				ChannelValues: map[string]any{"a": "x"}, ChannelVersions: map[string]string{"a": "1"}}, nil, map[string]string{"a": "1"})
 			must(t, err)
 			must(t, s.LoadScripts(ctx))
-			fresh, err := redissaver.New(ctx, rdb, redissaver.Options{Prefix: s.Layout().Prefix(), Shards: 1, AcceptEviction: true})
+			fresh, err := redissaver.New(ctx, rdb, redissaver.Options{Prefix: keys.Of(s).Prefix(), Shards: 1, AcceptEviction: true})
 			must(t, err)
 
 			ns := ""
@@ -248,7 +249,7 @@ func TestListValueGoneBetweenRoundTrips(t *testing.T) {
 					s := newSaver(t, rdb, redissaver.Options{})
 					docChain(t, s, "big", "", 3)
 					must(t, s.LoadScripts(ctx))
-					other, err := redissaver.New(ctx, rdb, redissaver.Options{Prefix: s.Layout().Prefix(), AcceptEviction: true})
+					other, err := redissaver.New(ctx, rdb, redissaver.Options{Prefix: keys.Of(s).Prefix(), AcceptEviction: true})
 					must(t, err)
 					// Before the page's plain HMGET of its values (after its script).
 					rec.before = func() { c.do(t, rdb, s, other) }
@@ -303,7 +304,7 @@ func TestListValueWrittenAgainBetweenRoundTrips(t *testing.T) {
 				ids := docChain(t, s, "big", "", 3)
 				// A saver that knows no generation of the thread puts its child
 				// through the script: the value goes under the plain version.
-				fresh, err := redissaver.New(ctx, rdb, redissaver.Options{Prefix: s.Layout().Prefix(), AcceptEviction: true})
+				fresh, err := redissaver.New(ctx, rdb, redissaver.Options{Prefix: keys.Of(s).Prefix(), AcceptEviction: true})
 				must(t, err)
 				x, err := fresh.Put(ctx, checkpoint.Config{ThreadID: "big", CheckpointID: ids[0]}, checkpoint.Checkpoint{V: 4,
 					ID: checkpoint.NewID(), ChannelValues: map[string]any{"step": "nine"},
@@ -358,7 +359,7 @@ func TestGetTupleValuesOutOfLua(t *testing.T) {
 			must(t, s.LoadScripts(ctx))
 			read := func(t *testing.T, cfg checkpoint.Config) (*checkpoint.Tuple, error) {
 				t.Helper()
-				fresh, err := redissaver.New(ctx, rdb, redissaver.Options{Prefix: s.Layout().Prefix(), AcceptEviction: true})
+				fresh, err := redissaver.New(ctx, rdb, redissaver.Options{Prefix: keys.Of(s).Prefix(), AcceptEviction: true})
 				must(t, err)
 				ctr.Reset()
 				rec.fields = nil
@@ -382,7 +383,7 @@ func TestGetTupleValuesOutOfLua(t *testing.T) {
 			// A saver with a TTL has the script confirm its prediction; another
 			// writer's checkpoint refutes it, and the script leaves its values
 			// to an HMGET: the transaction, then the HMGET.
-			leased, err := redissaver.New(ctx, rdb, redissaver.Options{Prefix: s.Layout().Prefix(), TTL: time.Hour, AcceptEviction: true})
+			leased, err := redissaver.New(ctx, rdb, redissaver.Options{Prefix: keys.Of(s).Prefix(), TTL: time.Hour, AcceptEviction: true})
 			must(t, err)
 			docChain(t, leased, "leased", "", 1)
 			next, err := s.Put(ctx, checkpoint.Config{ThreadID: "leased", CheckpointID: mustLatest(t, leased, "leased")},
@@ -402,7 +403,7 @@ func TestGetTupleValuesOutOfLua(t *testing.T) {
 
 			// A listing of every thread over 16 shards: members, the checkpoints
 			// by get_tuple.lua, their values by HMGET.
-			lister, err := redissaver.New(ctx, rdb, redissaver.Options{Prefix: s.Layout().Prefix(), AcceptEviction: true})
+			lister, err := redissaver.New(ctx, rdb, redissaver.Options{Prefix: keys.Of(s).Prefix(), AcceptEviction: true})
 			must(t, err)
 			ctr.Reset()
 			got := listAll(t, lister, checkpoint.ListQuery{})
@@ -479,7 +480,7 @@ func TestValuesAskLearnsThreadSize(t *testing.T) {
 			must(t, err)
 			small := cfg.CheckpointID
 			must(t, s.LoadScripts(ctx))
-			reader, err := redissaver.New(ctx, rdb, redissaver.Options{Prefix: s.Layout().Prefix(), Shards: 1, ReadHints: -1, AcceptEviction: true})
+			reader, err := redissaver.New(ctx, rdb, redissaver.Options{Prefix: keys.Of(s).Prefix(), Shards: 1, ReadHints: -1, AcceptEviction: true})
 			must(t, err)
 			byID := func(id string) {
 				t.Helper()

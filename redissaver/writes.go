@@ -4,8 +4,8 @@ import (
 	"context"
 
 	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/internal/keys"
 	"github.com/graphstate/redcheck/internal/scriptrun"
-	"github.com/graphstate/redcheck/keys"
 )
 
 // PutWrites stores the pending writes of task taskID against the checkpoint

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/graphstate/redcheck/keys"
+	"github.com/graphstate/redcheck/internal/keys"
 )
 
 // Op is one operation of Batch: a GetOp, PutOp, DeleteOp, SearchOp or

@@ -3,8 +3,8 @@ package redisstore
 import (
 	"context"
 
+	"github.com/graphstate/redcheck/internal/keys"
 	"github.com/graphstate/redcheck/internal/scriptrun"
-	"github.com/graphstate/redcheck/keys"
 )
 
 // GetOption changes how Get reads an item.

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/graphstate/redcheck/checkpoint"
-	"github.com/graphstate/redcheck/keys"
+	"github.com/graphstate/redcheck/internal/keys"
 )
 
 // Item is one stored value with its address and timestamps.

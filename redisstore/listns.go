@@ -4,8 +4,8 @@ import (
 	"context"
 	"slices"
 
+	"github.com/graphstate/redcheck/internal/keys"
 	"github.com/graphstate/redcheck/internal/scriptrun"
-	"github.com/graphstate/redcheck/keys"
 )
 
 // ListNamespacesOptions select and page the namespaces of ListNamespaces.

@@ -3,7 +3,7 @@ package redisstore
 import (
 	"strings"
 
-	"github.com/graphstate/redcheck/keys"
+	"github.com/graphstate/redcheck/internal/keys"
 )
 
 // Wildcard matches any one label in the Prefix and Suffix of

@@ -3,7 +3,7 @@ package redisstore
 import (
 	"time"
 
-	"github.com/graphstate/redcheck/keys"
+	"github.com/graphstate/redcheck/internal/keys"
 )
 
 // Defaults and limits.

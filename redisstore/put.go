@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/internal/keys"
 	"github.com/graphstate/redcheck/internal/scriptrun"
-	"github.com/graphstate/redcheck/keys"
 )
 
 // PutOption changes how Put stores one item.

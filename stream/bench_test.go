@@ -2,6 +2,7 @@ package stream_test
 
 import (
 	"context"
+	"github.com/graphstate/redcheck/internal/keys"
 	"slices"
 	"testing"
 	"time"
@@ -27,7 +28,7 @@ func BenchmarkPutToSubscriber(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			sub, err := stream.New(rdb, stream.Options{Prefix: s.Layout().Prefix(), Block: time.Second})
+			sub, err := stream.New(rdb, stream.Options{Prefix: keys.Of(s).Prefix(), Block: time.Second})
 			if err != nil {
 				b.Fatal(err)
 			}

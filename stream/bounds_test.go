@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/graphstate/redcheck/internal/keys"
 	"net"
 	"slices"
 	"strings"
@@ -26,7 +27,7 @@ func TestSubscriptionsLeavePoolAlone(t *testing.T) { forTiers(t, subscriptionsLe
 func subscriptionsLeavePoolAlone(t *testing.T, rdb redis.UniversalClient) {
 	const subs, puts = 100, 300
 	s := newSaver(t, rdb, redissaver.Options{Shards: 4})
-	sub, err := stream.New(rdb, stream.Options{Prefix: s.Layout().Prefix(), Shards: 4, Block: time.Second})
+	sub, err := stream.New(rdb, stream.Options{Prefix: keys.Of(s).Prefix(), Shards: 4, Block: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +99,7 @@ func deadLetterBounded(t *testing.T, rdb redis.UniversalClient) {
 	const n, maxLen = 250, 10
 	s := newSaver(t, rdb, redissaver.Options{Shards: 1})
 	sub := newSubscriber(t, rdb, s)
-	key := s.Layout().Events("dl")
+	key := keys.Of(s).Events("dl")
 	dead := sub.DeadLetter(key, "g")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -148,7 +149,7 @@ func valueStreamsBounded(t *testing.T, rdb redis.UniversalClient) {
 			t.Fatal(err)
 		}
 	}
-	for key, limit := range map[string]int64{s.Layout().Events("big"): maxLen, s.Layout().Feed(0): feedMaxLen} {
+	for key, limit := range map[string]int64{keys.Of(s).Events("big"): maxLen, keys.Of(s).Feed(0): feedMaxLen} {
 		msgs := rdb.XRange(ctx, key, "-", "+").Val()
 		if n := int64(len(msgs)); n < limit || n >= limit+100 {
 			t.Errorf("%s holds %d entries, want %d to %d", key, n, limit, limit+99)

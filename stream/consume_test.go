@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/graphstate/redcheck/internal/keys"
 	"slices"
 	"strconv"
 	"strings"
@@ -76,7 +77,7 @@ func consumeAcks(t *testing.T, rdb redis.UniversalClient) {
 	}
 	time.Sleep(300 * time.Millisecond) // past MinIdle: nothing may come back
 	for n := range 4 {
-		if p := rdb.XPending(context.Background(), s.Layout().Feed(n), "g").Val(); p != nil && p.Count != 0 {
+		if p := rdb.XPending(context.Background(), keys.Of(s).Feed(n), "g").Val(); p != nil && p.Count != 0 {
 			t.Errorf("shard %d: %d events left pending", n, p.Count)
 		}
 	}
@@ -146,7 +147,7 @@ func consumeDeadLetterAndPanics(t *testing.T, rdb redis.UniversalClient) {
 				failures++
 			}
 		}})
-	dead := sub.DeadLetter(s.Layout().Feed(0), "g")
+	dead := sub.DeadLetter(keys.Of(s).Feed(0), "g")
 	waitFor(t, "both events in the dead-letter stream", func() bool { return rdb.XLen(context.Background(), dead).Val() == 2 })
 	msgs := rdb.XRange(context.Background(), dead, "-", "+").Val()
 	for i, m := range msgs {
@@ -160,7 +161,7 @@ func consumeDeadLetterAndPanics(t *testing.T, rdb redis.UniversalClient) {
 	if panics != 3 || failures != 3 {
 		t.Errorf("reported %d panics and %d failures, want 3 and 3", panics, failures)
 	}
-	if p := rdb.XPending(context.Background(), s.Layout().Feed(0), "g").Val(); p.Count != 0 {
+	if p := rdb.XPending(context.Background(), keys.Of(s).Feed(0), "g").Val(); p.Count != 0 {
 		t.Errorf("%d events still pending", p.Count)
 	}
 }
@@ -178,7 +179,7 @@ func consumeGroupBehindATrim(t *testing.T, rdb redis.UniversalClient) {
 			ctx := context.Background()
 			s := newSaver(t, rdb, redissaver.Options{Shards: 1})
 			sub := newSubscriber(t, rdb, s)
-			key := s.Layout().Events("lag")
+			key := keys.Of(s).Events("lag")
 			run := func(want int) (*handled, []*stream.GapError) {
 				h, reports, stop := consumeInto(sub, stream.ConsumeOptions{ThreadID: "lag", Start: stream.FromBeginning, MinIdle: time.Hour})
 				waitFor(t, fmt.Sprintf("%d events handled", want), func() bool { return h.count() == want })
@@ -232,7 +233,7 @@ func TestConsumeTrimBeforeBlockingRead(t *testing.T) { forTiers(t, consumeTrimBe
 func consumeTrimBeforeBlockingRead(t *testing.T, rdb redis.UniversalClient) {
 	ctx := context.Background()
 	s := newSaver(t, rdb, redissaver.Options{Shards: 1})
-	key := s.Layout().Events("busy")
+	key := keys.Of(s).Events("busy")
 	blocking := redis.NewClient(rdb.(*redis.Client).Options())
 	t.Cleanup(func() { _ = blocking.Close() })
 	// past: the greatest entry a checked read found the group past, before
@@ -248,7 +249,7 @@ func consumeTrimBeforeBlockingRead(t *testing.T, rdb redis.UniversalClient) {
 			}
 		}
 	}))
-	sub, err := stream.New(rdb, stream.Options{Prefix: s.Layout().Prefix(), Shards: 1, Block: 50 * time.Millisecond,
+	sub, err := stream.New(rdb, stream.Options{Prefix: keys.Of(s).Prefix(), Shards: 1, Block: 50 * time.Millisecond,
 		MaxBackoff: 50 * time.Millisecond, BlockingClient: blocking})
 	if err != nil {
 		t.Fatal(err)
@@ -370,7 +371,7 @@ func consumeTrimBeforeBlockingReadCheckFails(t *testing.T, rdb redis.UniversalCl
 func trimRightBeforeBlockingRead(t *testing.T, rdb redis.UniversalClient, failCheck bool) {
 	ctx := context.Background()
 	s := newSaver(t, rdb, redissaver.Options{Shards: 1})
-	key := s.Layout().Events("race")
+	key := keys.Of(s).Events("race")
 	blocking := redis.NewClient(rdb.(*redis.Client).Options())
 	t.Cleanup(func() { _ = blocking.Close() })
 	var armed, failing atomic.Bool
@@ -400,7 +401,7 @@ func trimRightBeforeBlockingRead(t *testing.T, rdb redis.UniversalClient, failCh
 		}
 		return nil
 	}))
-	sub, err := stream.New(rdb, stream.Options{Prefix: s.Layout().Prefix(), Shards: 1, Block: 50 * time.Millisecond,
+	sub, err := stream.New(rdb, stream.Options{Prefix: keys.Of(s).Prefix(), Shards: 1, Block: 50 * time.Millisecond,
 		MaxBackoff: 50 * time.Millisecond, BlockingClient: blocking})
 	if err != nil {
 		t.Fatal(err)

@@ -9,7 +9,7 @@ import (
 
 	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/graphstate/redcheck/internal/codec"
-	"github.com/graphstate/redcheck/keys"
+	"github.com/graphstate/redcheck/internal/keys"
 	"github.com/redis/go-redis/v9"
 )
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/graphstate/redcheck/internal/keys"
 	"strings"
 	"testing"
 
@@ -116,7 +117,7 @@ func TestValueRefs(t *testing.T) {
 				t.Fatal(err)
 			}
 			version := cp.ChannelVersions["messages"]
-			if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: s.Layout().Events("ref"), Values: []any{
+			if err := rdb.XAdd(ctx, &redis.XAddArgs{Stream: keys.Of(s).Events("ref"), Values: []any{
 				"t", "checkpoint", "th", "ref", "ns", "", "id", cp.ID, "ch", codec.JoinNames([]string{"messages"}),
 				"vref:messages", version,
 			}}).Err(); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/graphstate/redcheck/internal/keys"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/graphstate/redcheck/checkpoint"
@@ -29,7 +30,7 @@ func ExampleGapError() {
 	for step := 1; step <= 4; step++ {
 		cfg, _ = saver.Put(ctx, cfg, checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID()}, checkpoint.Metadata{"step": step}, nil)
 	}
-	rdb.XTrimMaxLen(ctx, saver.Layout().Events("chat"), 2) // ...and Redis trimmed the stream meanwhile
+	rdb.XTrimMaxLen(ctx, keys.Of(saver).Events("chat"), 2) // ...and Redis trimmed the stream meanwhile
 
 	n := 0
 	for ev, err := range sub.Subscribe(ctx, stream.Query{ThreadID: "chat", From: cursor}) {

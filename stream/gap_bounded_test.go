@@ -3,6 +3,7 @@ package stream_test
 import (
 	"context"
 	"errors"
+	"github.com/graphstate/redcheck/internal/keys"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -25,7 +26,7 @@ func TestGapHandlingBlocksNothing(t *testing.T) {
 	s := newSaver(t, rdb, redissaver.Options{Shards: 1})
 	sub := newSubscriber(t, rdb, s)
 	putN(t, s, "big", n)
-	key := s.Layout().Events("big")
+	key := keys.Of(s).Events("big")
 	first := rdb.XRangeN(ctx, key, "-", "+", 1).Val()[0].ID
 
 	// c1 fails every event: n pending.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/graphstate/redcheck/internal/keys"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -208,14 +209,14 @@ func modelSetup(t *testing.T, rdb redis.UniversalClient, seed uint64, feed bool)
 		shards = 2
 	}
 	s := newSaver(t, rdb, redissaver.Options{Shards: shards})
-	sub, err := stream.New(rdb, stream.Options{Prefix: s.Layout().Prefix(), Shards: shards, Count: 2,
+	sub, err := stream.New(rdb, stream.Options{Prefix: keys.Of(s).Prefix(), Shards: shards, Count: 2,
 		Block: 20 * time.Millisecond, MaxBackoff: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	key := s.Layout().Events("model")
+	key := keys.Of(s).Events("model")
 	if feed {
-		key = s.Layout().Feed(s.Layout().Shard("model"))
+		key = keys.Of(s).Feed(keys.Of(s).Shard("model"))
 	}
 	return rand.New(rand.NewPCG(seed, 14)), s, sub, key
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/graphstate/redcheck/internal/keys"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -38,9 +39,9 @@ func TestGapOrderAroundABlockingRead(t *testing.T) {
 func gapAfterRead(t *testing.T, rdb redis.UniversalClient, thread, change string) {
 	ctx := context.Background()
 	s := newSaver(t, rdb, redissaver.Options{Shards: 1})
-	key := s.Layout().Events("order")
+	key := keys.Of(s).Events("order")
 	if thread == "" {
-		key = s.Layout().Feed(0)
+		key = keys.Of(s).Feed(0)
 	}
 	blocking := redis.NewClient(rdb.(*redis.Client).Options())
 	t.Cleanup(func() { _ = blocking.Close() })
@@ -74,7 +75,7 @@ func gapAfterRead(t *testing.T, rdb redis.UniversalClient, thread, change string
 			t.Error(err)
 		}
 	}))
-	sub, err := stream.New(rdb, stream.Options{Prefix: s.Layout().Prefix(), Shards: 1, Block: 50 * time.Millisecond,
+	sub, err := stream.New(rdb, stream.Options{Prefix: keys.Of(s).Prefix(), Shards: 1, Block: 50 * time.Millisecond,
 		MaxBackoff: 50 * time.Millisecond, BlockingClient: blocking})
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/internal/keys"
 	"maps"
 	"slices"
 	"strconv"
@@ -104,8 +105,8 @@ func trim(t *testing.T, rdb redis.UniversalClient, n int64, keys ...string) {
 
 func feeds(s *redissaver.Saver) []string {
 	var out []string
-	for n := range s.Layout().Shards() {
-		out = append(out, s.Layout().Feed(n))
+	for n := range keys.Of(s).Shards() {
+		out = append(out, keys.Of(s).Feed(n))
 	}
 	return out
 }
@@ -127,7 +128,7 @@ func subscribeFromTrimmedCursor(t *testing.T, rdb redis.UniversalClient) {
 				t.Fatal(err)
 			}
 			ids := putN(t, s, "trimmed", 10)
-			keys := []string{s.Layout().Events("trimmed")}
+			keys := []string{keys.Of(s).Events("trimmed")}
 			if thread == "" {
 				keys = feeds(s)
 			}
@@ -166,8 +167,8 @@ func TestSubscribeNoGapWhenNothingLost(t *testing.T) {
 	s := newSaver(t, rdb, redissaver.Options{Shards: 1})
 	sub := newSubscriber(t, rdb, s)
 	putN(t, s, "kept", 6)
-	trim(t, rdb, 4, s.Layout().Events("kept"))
-	kept := rdb.XRange(context.Background(), s.Layout().Events("kept"), "-", "+").Val()
+	trim(t, rdb, 4, keys.Of(s).Events("kept"))
+	kept := rdb.XRange(context.Background(), keys.Of(s).Events("kept"), "-", "+").Val()
 	for name, q := range map[string]stream.Query{
 		"cursor held": {ThreadID: "kept", From: kept[0].ID},
 		"beginning":   {ThreadID: "kept", From: stream.FromBeginning},
@@ -269,7 +270,7 @@ func consumeAfterLoss(t *testing.T, rdb redis.UniversalClient, lose func()) {
 				t.Errorf("thread %q: %s handled %d times", thread, id, h.ids[id])
 			}
 		}
-		reports.wantOneGroupLost(t, s.Layout().Events("lost"), thread != "")
+		reports.wantOneGroupLost(t, keys.Of(s).Events("lost"), thread != "")
 	}
 }
 
@@ -284,7 +285,7 @@ func consumeStreamRewrittenAtLastID(t *testing.T, rdb redis.UniversalClient) {
 	ctx := context.Background()
 	s := newSaver(t, rdb, redissaver.Options{Shards: 1})
 	sub := newSubscriber(t, rdb, s)
-	key := s.Layout().Events("rewritten")
+	key := keys.Of(s).Events("rewritten")
 	h, reports, stop := consumeInto(sub, stream.ConsumeOptions{ThreadID: "rewritten", Start: stream.FromBeginning, MinIdle: time.Hour})
 	defer stop()
 	putN(t, s, "rewritten", 2)
@@ -386,7 +387,7 @@ func groupDeletedWhileConsuming(t *testing.T, rdb redis.UniversalClient) {
 			}, stream.ConsumeOptions{ThreadID: "job", Start: stream.FromBeginning, MinIdle: 100 * time.Millisecond, OnError: reports.onError})
 			putN(t, s, "job", 3)
 			waitFor(t, "3 events", func() bool { return h.count() == 3 })
-			key := s.Layout().Events("job")
+			key := keys.Of(s).Events("job")
 			if what == "stream" {
 				rdb.Del(context.Background(), key)
 			} else {
@@ -417,7 +418,7 @@ func pendingTrimmed(t *testing.T, rdb redis.UniversalClient) {
 	s := newSaver(t, rdb, redissaver.Options{Shards: 1})
 	sub := newSubscriber(t, rdb, s)
 	ids := putN(t, s, "pend", 10)
-	key := s.Layout().Events("pend")
+	key := keys.Of(s).Events("pend")
 	entries := rdb.XRange(context.Background(), key, "-", "+").Val()
 
 	// c1 takes all 10 and fails them: they stay pending.
@@ -500,7 +501,7 @@ func reopen(t *testing.T, rdb redis.UniversalClient, s *redissaver.Saver) *redis
 	if _, err := s.Put(context.Background(), checkpoint.Config{ThreadID: "lost"}, checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID()}, nil, nil); !errors.Is(err, checkpoint.ErrDataLoss) {
 		t.Fatalf("Put after the loss: %v, want ErrDataLoss", err)
 	}
-	o := redissaver.Options{Prefix: s.Layout().Prefix(), Shards: s.Layout().Shards(), AcceptEviction: true}
+	o := redissaver.Options{Prefix: keys.Of(s).Prefix(), Shards: keys.Of(s).Shards(), AcceptEviction: true}
 	again, err := redissaver.New(context.Background(), rdb, o)
 	if err != nil {
 		t.Fatal(err)
@@ -535,9 +536,9 @@ func rewriteOnce(t *testing.T, rdb redis.UniversalClient, thread, when string, a
 	ctx := context.Background()
 	s := newSaver(t, rdb, redissaver.Options{Shards: 1})
 	sub := newSubscriber(t, rdb, s)
-	key := s.Layout().Events("rewritten")
+	key := keys.Of(s).Events("rewritten")
 	if thread == "" {
-		key = s.Layout().Feed(0)
+		key = keys.Of(s).Feed(0)
 	}
 	before := putN(t, s, "rewritten", 3)
 	old := rdb.XRange(ctx, key, "-", "+").Val()

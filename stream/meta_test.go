@@ -3,6 +3,7 @@ package stream_test
 import (
 	"context"
 	"errors"
+	"github.com/graphstate/redcheck/internal/keys"
 	"strings"
 	"testing"
 	"time"
@@ -33,7 +34,7 @@ func shardMismatch(t *testing.T, rdb redis.UniversalClient) {
 		{1, checkpoint.ErrInvalidConfig},
 		{4, nil},
 	} {
-		sub, err := stream.New(rdb, stream.Options{Prefix: s.Layout().Prefix(), Shards: tc.shards, Block: 50 * time.Millisecond, MaxBackoff: 50 * time.Millisecond})
+		sub, err := stream.New(rdb, stream.Options{Prefix: keys.Of(s).Prefix(), Shards: tc.shards, Block: 50 * time.Millisecond, MaxBackoff: 50 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}

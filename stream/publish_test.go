@@ -3,6 +3,7 @@ package stream_test
 import (
 	"context"
 	"fmt"
+	"github.com/graphstate/redcheck/internal/keys"
 	"testing"
 	"time"
 
@@ -66,9 +67,9 @@ func events(t *testing.T, rdb redis.UniversalClient, s *redissaver.Saver, thread
 		}
 		return out
 	}
-	own = read(s.Layout().Events(thread))
-	for n := range s.Layout().Shards() {
-		for _, ev := range read(s.Layout().Feed(n)) {
+	own = read(keys.Of(s).Events(thread))
+	for n := range keys.Of(s).Shards() {
+		for _, ev := range read(keys.Of(s).Feed(n)) {
 			if ev.ThreadID == thread {
 				feed = append(feed, ev)
 			}
@@ -187,7 +188,7 @@ func deleteAndPruneAnnounced(t *testing.T, rdb redis.UniversalClient) {
 	if d := own[4]; d.Type != stream.TypeThreadDeleted || d.Count != 1 {
 		t.Errorf("delete event %+v", d)
 	}
-	if ttl := rdb.PTTL(ctx, s.Layout().Events("p")).Val(); ttl <= 0 {
+	if ttl := rdb.PTTL(ctx, keys.Of(s).Events("p")).Val(); ttl <= 0 {
 		t.Errorf("a deleted thread's stream does not expire (TTL %v)", ttl)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/graphstate/redcheck/internal/keys"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -28,15 +29,15 @@ func subscribeSinceTrimmed(t *testing.T, rdb redis.UniversalClient) {
 		t.Run("thread="+thread, func(t *testing.T) {
 			s := newSaver(t, rdb, redissaver.Options{Shards: 2})
 			sub := newSubscriber(t, rdb, s)
-			keys := []string{s.Layout().Events("since")}
+			streams := []string{keys.Of(s).Events("since")}
 			if thread == "" {
-				keys = feeds(s)
+				streams = feeds(s)
 			}
 			beforeAll := pause()
 			old := putN(t, s, "since", 3)
 			since := pause()
 			ids := putN(t, s, "since", 5)
-			reports := rdb.XInfoStream(ctx, s.Layout().Events("since")).Val().EntriesAdded > 0 // Redis counts the entries added
+			reports := rdb.XInfoStream(ctx, keys.Of(s).Events("since")).Val().EntriesAdded > 0 // Redis counts the entries added
 
 			// Nothing trimmed yet: from before every event, from between.
 			for name, c := range map[string]struct {
@@ -60,8 +61,8 @@ func subscribeSinceTrimmed(t *testing.T, rdb redis.UniversalClient) {
 				}
 			}
 
-			trim(t, rdb, 2, keys...) // the 3 events before the time and 3 after it are gone
-			first := firstEntry(t, rdb, keys)
+			trim(t, rdb, 2, streams...) // the 3 events before the time and 3 after it are gone
+			first := firstEntry(t, rdb, streams)
 			log, cancel, done := follow(sub, stream.Query{ThreadID: thread, Since: since})
 			defer func() { cancel(); <-done }()
 			log.waitLen(t, "the 2 events left", 2)
@@ -148,7 +149,7 @@ func sinceSettledAsksOnce(t *testing.T, rdb redis.UniversalClient) {
 	t.Cleanup(func() { _ = blocking.Close() })
 	var reads, infos atomic.Int64
 	blocking.AddHook(countInfos{&reads, &infos})
-	sub, err := stream.New(rdb, stream.Options{Prefix: s.Layout().Prefix(), Shards: 1, Block: 20 * time.Millisecond,
+	sub, err := stream.New(rdb, stream.Options{Prefix: keys.Of(s).Prefix(), Shards: 1, Block: 20 * time.Millisecond,
 		MaxBackoff: 50 * time.Millisecond, BlockingClient: blocking})
 	if err != nil {
 		t.Fatal(err)

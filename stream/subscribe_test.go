@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/graphstate/redcheck/internal/keys"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -18,7 +19,7 @@ import (
 
 func newSubscriber(t *testing.T, rdb redis.UniversalClient, s *redissaver.Saver) *stream.Subscriber {
 	t.Helper()
-	sub, err := stream.New(rdb, stream.Options{Prefix: s.Layout().Prefix(), Shards: s.Layout().Shards(), Block: 50 * time.Millisecond, MaxBackoff: 50 * time.Millisecond})
+	sub, err := stream.New(rdb, stream.Options{Prefix: keys.Of(s).Prefix(), Shards: keys.Of(s).Shards(), Block: 50 * time.Millisecond, MaxBackoff: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

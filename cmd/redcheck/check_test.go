@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/internal/keys"
 	"github.com/graphstate/redcheck/internal/redistest"
-	"github.com/graphstate/redcheck/keys"
 	"github.com/graphstate/redcheck/redissaver"
 	"github.com/redis/go-redis/v9"
 )
@@ -70,7 +70,7 @@ func TestCheckCommand(t *testing.T) {
 			}
 
 			// A lost value: exit 1, the violation printed precisely.
-			blob := s.Layout().Blobs("a", genOf(t, rdb, s.Layout(), "a"), "")
+			blob := keys.Of(s).Blobs("a", genOf(t, rdb, keys.Of(s), "a"), "")
 			fields, err := rdb.HKeys(context.Background(), blob).Result()
 			if err != nil {
 				t.Fatal(err)
@@ -104,14 +104,14 @@ func TestCheckCommand(t *testing.T) {
 				t.Errorf("checking an empty prefix created its meta key")
 			}
 			// A lost meta key is a violation, not created again.
-			if err := rdb.Del(context.Background(), s.Layout().Meta()).Err(); err != nil {
+			if err := rdb.Del(context.Background(), keys.Of(s).Meta()).Err(); err != nil {
 				t.Fatal(err)
 			}
 			code, out, _ = runArgs(t, base...)
-			if code != 1 || !strings.Contains(out, "violation: checkpoint: data loss: prefix "+strconv.Quote(prefix)+" has no meta key "+s.Layout().Meta()) {
+			if code != 1 || !strings.Contains(out, "violation: checkpoint: data loss: prefix "+strconv.Quote(prefix)+" has no meta key "+keys.Of(s).Meta()) {
 				t.Fatalf("lost meta key: exit %d, want 1\n%s", code, out)
 			}
-			if n := rdb.Exists(context.Background(), s.Layout().Meta()).Val(); n != 0 {
+			if n := rdb.Exists(context.Background(), keys.Of(s).Meta()).Val(); n != 0 {
 				t.Errorf("checking a prefix that lost its meta key wrote it again")
 			}
 		})
@@ -128,7 +128,7 @@ func TestCheckCommandNotes(t *testing.T) {
 		t.Fatal(err)
 	}
 	parent := tup.ParentConfig.CheckpointID
-	for _, k := range []string{s.Layout().Checkpoint("a", genOf(t, rdb, s.Layout(), "a"), "", parent)} {
+	for _, k := range []string{keys.Of(s).Checkpoint("a", genOf(t, rdb, keys.Of(s), "a"), "", parent)} {
 		mr.Del(k)
 	}
 	url := "redis://" + mr.Addr()
@@ -190,7 +190,7 @@ func TestClusterCheckCommand(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "checked 2 threads, 4 checkpoints") {
 		t.Fatalf("cluster: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 	}
-	if err := rdb.Del(context.Background(), s.Layout().Blobs("b", genOf(t, rdb, s.Layout(), "b"), "")).Err(); err != nil {
+	if err := rdb.Del(context.Background(), keys.Of(s).Blobs("b", genOf(t, rdb, keys.Of(s), "b"), "")).Err(); err != nil {
 		t.Fatal(err)
 	}
 	if code, out, _ = runArgs(t, "check", "--cluster", "--url", url, "--prefix", prefix, "--shards", "4"); code != 1 {

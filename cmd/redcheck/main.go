@@ -26,7 +26,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/graphstate/redcheck/keys"
+	"github.com/graphstate/redcheck/internal/keys"
 	"github.com/graphstate/redcheck/redissaver"
 )
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/graphstate/redcheck/internal/keys"
 	"math"
 	"strings"
 	"sync"
@@ -259,7 +260,7 @@ func TestTailGap(t *testing.T) {
 		}
 		ids = append(ids, cfg.CheckpointID)
 	}
-	key := s.Layout().Events("g")
+	key := keys.Of(s).Events("g")
 	cursor := rdb.XRangeN(ctx, key, "-", "+", 1).Val()[0].ID
 	rdb.XTrimMaxLen(ctx, key, 2)
 	out, stop := startTail(t, "--url", "redis://"+rdb.Options().Addr, "--prefix", prefix, "--shards", "1", "--thread", "g", "--from", cursor)

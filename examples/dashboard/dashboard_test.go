@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"github.com/graphstate/redcheck/internal/keys"
 	"io"
 	"math"
 	"net/http"
@@ -347,7 +348,7 @@ func TestBrowserLiveTimeline(t *testing.T) {
 	// an eviction would): the page marks the gap in the timeline, and what
 	// comes after it shows above the marker.
 	ctx := context.Background()
-	f.rdb.Del(ctx, f.saver.Layout().Feed(f.saver.Layout().Shard("browser-thread")))
+	f.rdb.Del(ctx, keys.Of(f.saver).Feed(keys.Of(f.saver).Shard("browser-thread")))
 	b.waitFor("a gap marker in the timeline", `const g = document.querySelector('#timeline .gap');
 		return !!g && g.getBoundingClientRect().height > 0 && g.innerText.includes('Events missing')`)
 	var reason string
@@ -377,7 +378,7 @@ func TestEventsGap(t *testing.T) {
 		ids = append(ids, cfg.CheckpointID)
 	}
 	ctx := context.Background()
-	key := f.saver.Layout().Events("g")
+	key := keys.Of(f.saver).Events("g")
 	first := f.rdb.XRangeN(ctx, key, "-", "+", 1).Val()[0].ID
 	f.rdb.XTrimMaxLen(ctx, key, 1)
 	es, _ := f.openEvents(t, "/api/events?thread=g", first)

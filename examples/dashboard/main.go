@@ -39,7 +39,7 @@ import (
 	"time"
 
 	"github.com/graphstate/redcheck/examples/internal/demo"
-	"github.com/graphstate/redcheck/keys"
+	"github.com/graphstate/redcheck/internal/keys"
 	"github.com/graphstate/redcheck/redissaver"
 	"github.com/graphstate/redcheck/stream"
 )

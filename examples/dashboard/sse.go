@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/graphstate/redcheck/keys"
+	"github.com/graphstate/redcheck/internal/keys"
 	"github.com/graphstate/redcheck/stream"
 )
 

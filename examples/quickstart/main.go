@@ -20,7 +20,6 @@ import (
 
 	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/graphstate/redcheck/examples/internal/demo"
-	"github.com/graphstate/redcheck/keys"
 	"github.com/graphstate/redcheck/redissaver"
 	"github.com/redis/go-redis/v9"
 )
@@ -53,7 +52,7 @@ func run(ctx context.Context, rdb *redis.Client) (err error) {
 	if err := g.resume(ctx); err != nil {
 		return err
 	}
-	if err := g.showStoredValues(ctx, rdb); err != nil {
+	if err := g.showStoredValues(ctx); err != nil {
 		return err
 	}
 	return g.timeTravel(ctx)
@@ -211,29 +210,24 @@ func (g *graph) resume(ctx context.Context) error {
 	return nil
 }
 
-// showStoredValues counts the channel values Redis holds for the thread, one
-// per channel version written, from the thread's hash of values (see package
-// keys for the layout). "config", written once, has one value, yet every
-// checkpoint reads it back.
-func (g *graph) showStoredValues(ctx context.Context, rdb *redis.Client) error {
-	// The thread's head names its current generation, part of every data key.
-	gen, err := rdb.HGet(ctx, g.saver.Layout().Head(threadID), keys.HeadGeneration).Result()
-	if err != nil {
-		return fmt.Errorf("read the thread's head: %w", err)
-	}
-	fields, err := rdb.HKeys(ctx, g.saver.Layout().Blobs(threadID, gen, "")).Result()
-	if err != nil {
-		return fmt.Errorf("read the stored values: %w", err)
-	}
-	count := map[string]int{}
-	for _, f := range fields { // a field is len(channel) ":" channel version
-		n, rest, _ := strings.Cut(f, ":")
-		if l, err := strconv.Atoi(n); err == nil && l <= len(rest) {
-			count[rest[:l]]++
+// showStoredValues counts the channel versions the thread's history holds,
+// one value stored per channel version written: "config", written once,
+// has one version, yet every checkpoint reads it back.
+func (g *graph) showStoredValues(ctx context.Context) error {
+	versions := map[string]map[string]bool{}
+	for tuple, err := range g.saver.List(ctx, checkpoint.ListQuery{ThreadID: threadID}) {
+		if err != nil {
+			return fmt.Errorf("list: %w", err)
+		}
+		for ch, v := range tuple.Checkpoint.ChannelVersions {
+			if versions[ch] == nil {
+				versions[ch] = map[string]bool{}
+			}
+			versions[ch][v] = true
 		}
 	}
-	fmt.Printf("\nvalues stored in Redis: messages %d, step %d, config %d (config was written once, at step -1)\n",
-		count["messages"], count["step"], count["config"])
+	fmt.Printf("\nvalues stored: messages %d, step %d, config %d (config was written once, at step -1)\n",
+		len(versions["messages"]), len(versions["step"]), len(versions["config"]))
 	latest, err := g.saver.GetTuple(ctx, checkpoint.Config{ThreadID: threadID})
 	if err != nil {
 		return fmt.Errorf("get latest: %w", err)

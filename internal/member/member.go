@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/graphstate/redcheck/keys"
+	"github.com/graphstate/redcheck/internal/keys"
 )
 
 // Sep separates the parts of an index member (checkpoint ID, encoded thread,

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/graphstate/redcheck/internal/keys"
 	"github.com/graphstate/redcheck/internal/member"
-	"github.com/graphstate/redcheck/keys"
 )
 
 func TestMember(t *testing.T) {

@@ -3,7 +3,7 @@ package scriptrun
 import (
 	"maps"
 
-	"github.com/graphstate/redcheck/scripts"
+	"github.com/graphstate/redcheck/internal/scripts"
 	"github.com/redis/go-redis/v9"
 )
 

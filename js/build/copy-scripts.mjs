@@ -9,7 +9,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const src = join(here, "..", "..", "scripts");
+const src = join(here, "..", "..", "internal", "scripts");
 const out = join(here, "..", "lua");
 
 // The scripts the saver runs (store_*.lua and check_*.lua belong to other

@@ -178,3 +178,22 @@ func (l Layout) Events(threadID string) string { return l.ThreadBase(threadID) +
 // appended by the same scripts. Reading the feeds of all shards gives every
 // event of the prefix.
 func (l Layout) Feed(n int) string { return l.ShardBase(n) + "feed" }
+
+// layoutOf returns the layout of a value whose package registered it (the
+// saver of redissaver, from its init): tests and the tools of this module
+// inspect raw keys through Of. It is not public API.
+var layoutOf func(any) (Layout, bool)
+
+// RegisterLayoutOf sets the function Of asks.
+func RegisterLayoutOf(f func(any) (Layout, bool)) { layoutOf = f }
+
+// Of returns the key layout of v, a saver of this module. It panics when v
+// has none: a bug of the calling test or tool.
+func Of(v any) Layout {
+	if layoutOf != nil {
+		if l, ok := layoutOf(v); ok {
+			return l
+		}
+	}
+	panic(fmt.Sprintf("keys: no layout registered for %T", v))
+}

@@ -10,7 +10,7 @@ import (
 	"github.com/graphstate/redcheck/internal/member"
 	"github.com/graphstate/redcheck/internal/redistest"
 	"github.com/graphstate/redcheck/internal/scriptrun"
-	"github.com/graphstate/redcheck/scripts"
+	"github.com/graphstate/redcheck/internal/scripts"
 	"github.com/redis/go-redis/v9"
 )
 

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/graphstate/redcheck/internal/formatvec"
-	"github.com/graphstate/redcheck/keys"
+	"github.com/graphstate/redcheck/internal/keys"
 )
 
 // keysDoc is testdata/format/keys.json.
