@@ -70,7 +70,7 @@ func main() {
 		os.Exit(2)
 	}
 	if cfg.readme {
-		if err := readmeFromResults(cfg.out); err != nil {
+		if err := perfDocFromResults(cfg.out); err != nil {
 			fmt.Fprintln(os.Stderr, "bench:", err)
 			os.Exit(1)
 		}
@@ -251,10 +251,10 @@ func run(ctx context.Context, cfg config, stdout, log io.Writer) error {
 	fmt.Fprintf(stdout, "\nwrote %s and %s\n", jsonPath, svgPath)
 	if filepath.Clean(cfg.out) == filepath.Clean(defaultOut) {
 		// From the file, as -readme does: the figures rounded as stored.
-		if err := readmeFromResults(cfg.out); err != nil {
+		if err := perfDocFromResults(cfg.out); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "rewrote the generated block of %s\n", readmePath)
+		fmt.Fprintf(stdout, "rewrote the generated block of %s\n", perfDocPath)
 	}
 	if len(h.errs) > 0 {
 		return fmt.Errorf("%d passes failed (see the notes)", len(h.errs))

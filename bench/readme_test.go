@@ -8,26 +8,26 @@ import (
 )
 
 func TestReplaceBlock(t *testing.T) {
-	doc := "# x\n\nintro\n" + readmeBegin + "\nold table\n" + readmeEnd + "\n\n## next\n"
+	doc := "# x\n\nintro\n" + blockBegin + "\nold table\n" + blockEnd + "\n\n## next\n"
 	got, err := replaceBlock(doc, "new table\n")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "# x\n\nintro\n" + readmeBegin + "\nnew table\n" + readmeEnd + "\n\n## next\n"; got != want {
+	if want := "# x\n\nintro\n" + blockBegin + "\nnew table\n" + blockEnd + "\n\n## next\n"; got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
 	again, _ := replaceBlock(got, "new table\n")
 	if again != got {
 		t.Error("rewriting with the same block changed the document")
 	}
-	for _, bad := range []string{"no markers", readmeEnd + "\n" + readmeBegin} {
+	for _, bad := range []string{"no markers", blockEnd + "\n" + blockBegin} {
 		if _, err := replaceBlock(bad, "x"); err == nil {
 			t.Errorf("replaceBlock(%q) did not fail", bad)
 		}
 	}
 }
 
-func TestReadmeBlock(t *testing.T) {
+func TestPerfBlock(t *testing.T) {
 	rows := targetRows()
 	rows = append(rows, newRow(implLimit, opEvalSha, 64))
 	fillRatios(rows)
@@ -35,7 +35,7 @@ func TestReadmeBlock(t *testing.T) {
 		Command: "go run ./bench", Date: "2026-11-24T00:00:00Z", Redis: redisInfo{Version: "7.0.15"},
 		Peers: peerInfo{Skipped: []peerSkip{{"langgraph-js-redis", "ERR unknown command 'JSON.SET'"}}}}
 	h.Targets = evaluateTargets(rows, memoryResult{}, memoryResult{}, nil)
-	block := readmeBlock(h, rows)
+	block := perfBlock(h, rows)
 	for _, want := range []string{
 		"load average 1.50 2.00 2.50 at the start, 1.00 1.00 1.00 at the end",
 		"| Put p50 vs its same-bytes floor | ", "| **met** | +20% |", "| **missed** | -33% |",
@@ -58,10 +58,10 @@ func TestReadmeBlock(t *testing.T) {
 	}
 }
 
-// TestReadmeIsGenerated: the README's block is what the harness generates
-// from the committed results, so nobody edits the figures by hand (and a
-// run that changed latest.json rewrote the README too).
-func TestReadmeIsGenerated(t *testing.T) {
+// TestPerfDocIsGenerated: the block of docs/performance.md is what the
+// harness generates from the committed results, so nobody edits the figures
+// by hand (and a run that changed latest.json rewrote the document too).
+func TestPerfDocIsGenerated(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join("results", "latest.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -70,16 +70,16 @@ func TestReadmeIsGenerated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc, err := os.ReadFile(filepath.Join("..", readmePath))
+	doc, err := os.ReadFile(filepath.Join("..", perfDocPath))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := replaceBlock(string(doc), readmeBlock(h, rows))
+	want, err := replaceBlock(string(doc), perfBlock(h, rows))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if string(doc) != want {
-		t.Errorf("the generated block of %s is not what results/latest.json gives: run go run ./bench -readme from the module root", readmePath)
+		t.Errorf("the generated block of %s is not what results/latest.json gives: run go run ./bench -readme from the module root", perfDocPath)
 	}
 }
 

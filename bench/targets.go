@@ -288,7 +288,7 @@ const (
 )
 
 // langgraphSavers are LangGraph.js's savers among the peers, in the order
-// the README's tables give them.
+// the tables of docs/performance.md give them.
 var langgraphSavers = []string{peerMemory, peerSQLite, peerPostgres}
 
 // peerScope reports whether an in-process peer must be beaten on op: a
