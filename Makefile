@@ -74,7 +74,14 @@ soak: ## 10-minute soak on a dedicated redis-server: Redis memory and goroutines
 test-short: ## All tests, without the race detector
 	$(GO) test -count=1 ./...
 
-lint: ## Fail on unformatted files (gofmt -l), then go vet, then staticcheck (default checks)
+# Tracked files stay under 1 MiB: binaries, dumps and bulky generated data do
+# not belong in the repository. Sizes are those of the staged blobs (git
+# ls-files -s), so the check is the same on every OS and needs no checkout.
+MAX_FILE_BYTES ?= 1048576
+
+lint: ## Fail on a tracked file over 1 MiB, on unformatted files (gofmt -l), then go vet, then staticcheck (default checks)
+	@big="$$(git ls-files -s | awk -F'\t' '{split($$1, a, " "); print a[2], $$2}' | git cat-file --batch-check='%(objectsize) %(rest)' | awk -v max=$(MAX_FILE_BYTES) '$$1 > max')"; \
+	if [ -n "$$big" ]; then echo "tracked files over $(MAX_FILE_BYTES) bytes (size, path):"; echo "$$big"; exit 1; fi
 	@unformatted="$$(gofmt -l .)"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed on:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
