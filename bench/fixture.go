@@ -18,7 +18,7 @@ import (
 // does.
 type fixture struct {
 	saver   *redissaver.Saver
-	cold    *redissaver.Saver // the same prefix, remembering no read (ReadHints -1)
+	cold    *redissaver.Saver // a second saver on the same prefix
 	threads []string
 	ids     [][]string // per thread, oldest first
 }
@@ -60,7 +60,7 @@ func (h *harness) buildFixture(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if f.cold, err = h.newSaver(ctx, h.client, "fixture", redissaver.Options{ReadHints: -1}); err != nil {
+	if f.cold, err = h.newSaver(ctx, h.client, "fixture", redissaver.Options{}); err != nil {
 		return err
 	}
 	h.fixture = f

@@ -214,7 +214,7 @@ func runInstructions(ctx context.Context, cfg config, stdout, log io.Writer) err
 	if f.saver, err = h.newSaver(ctx, h.client, "fixture", redissaver.Options{}); err != nil {
 		return err
 	}
-	if f.cold, err = h.newSaver(ctx, h.client, "fixture", redissaver.Options{ReadHints: -1}); err != nil {
+	if f.cold, err = h.newSaver(ctx, h.client, "fixture", redissaver.Options{}); err != nil {
 		return err
 	}
 	for _, th := range f.threads {

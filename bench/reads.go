@@ -11,10 +11,8 @@ import (
 // readPass measures one read of the fixture at a concurrency. Operation i
 // reads thread i mod T; by-id and page reads pick their checkpoint by a
 // fixed stride through the thread, so every run reads the same ones.
-// GetTuple.byid reads through a saver that remembers no read (ReadHints -1:
-// no by-id read is predicted); GetTuple.byid.repeat makes the same reads
-// through the default saver, which predicts a checkpoint it read before
-// (the stride comes back to each).
+// GetTuple.byid reads through a second saver on the same prefix;
+// GetTuple.byid.repeat makes the same reads through the writing saver.
 func (h *harness) readPass(op string, conc, maxOps int) *pass {
 	f := h.fixture
 	s := f.saver

@@ -43,10 +43,9 @@ func (h *harness) concurrencyLevel(ctx context.Context, conc int) error {
 
 // stateSweep measures Put, latest GetTuple and GetTuple by id at
 // concurrency 1 with a state of each size: 90% a message list that changes
-// every step, 10% the other 9 channels. The by-id reads go through a saver
-// that remembers no read (ReadHints -1), so that get_tuple.lua reads each
-// checkpoint: with its values up to 32 KiB, without them beyond (a plain
-// HMGET reads them). Each size gets a fresh prefix, deleted afterwards.
+// every step, 10% the other 9 channels. The by-id reads go through a second
+// saver: get_tuple.lua reads each checkpoint, with its values up to 32 KiB,
+// without them beyond (a plain HMGET reads them). Each size gets a fresh prefix, deleted afterwards.
 func (h *harness) stateSweep(ctx context.Context) error {
 	for _, size := range h.cfg.stateSizes {
 		label := "state=" + byteSize(size)
@@ -72,7 +71,7 @@ func (h *harness) stateSweep(ctx context.Context) error {
 				_, err := s.GetTuple(ctx, checkpoint.Config{ThreadID: wr.cps[len(wr.cps)-1].cfg.ThreadID})
 				return err
 			}}
-		cold, err := h.newSaver(ctx, h.client, "state"+strconv.Itoa(size), redissaver.Options{ReadHints: -1})
+		cold, err := h.newSaver(ctx, h.client, "state"+strconv.Itoa(size), redissaver.Options{})
 		if err != nil {
 			return err
 		}
@@ -112,7 +111,7 @@ func (h *harness) historySweep(ctx context.Context) error {
 	}
 	// By-id reads through a saver that remembers no read: the sweep is about
 	// the history, and a short one would be read back from hints.
-	cold, err := h.newSaver(ctx, h.client, "history", redissaver.Options{ReadHints: -1})
+	cold, err := h.newSaver(ctx, h.client, "history", redissaver.Options{})
 	if err != nil {
 		return err
 	}

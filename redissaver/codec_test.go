@@ -2,12 +2,9 @@ package redissaver
 
 import (
 	"errors"
-	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/graphstate/redcheck/checkpoint"
-	"github.com/graphstate/redcheck/internal/scripts"
 )
 
 func TestWriteField(t *testing.T) {
@@ -80,18 +77,5 @@ func TestDecodeHistoryMalformed(t *testing.T) {
 		if _, err := s.decodeHistory(nil, false, segs); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("%s: %v, want ErrCorrupt", name, err)
 		}
-	}
-}
-
-// TestInlineBytesIsLibs: the size memory judges a read small by the limit
-// the scripts apply (lib.lua's inline_bytes).
-func TestInlineBytesIsLibs(t *testing.T) {
-	src, err := scripts.Source("get_tuple.lua")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := fmt.Sprintf("local function inline_bytes()\n  return %d\nend", inlineBytes)
-	if !strings.Contains(src, want) {
-		t.Fatalf("get_tuple.lua's inline_bytes is not %d", inlineBytes)
 	}
 }

@@ -43,7 +43,6 @@ func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
 	if err != nil {
 		return err
 	}
-	s.forgetThread(threadID) // detached: readers find no thread from here on
 	if done {
 		return nil
 	}

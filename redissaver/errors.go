@@ -64,6 +64,8 @@ func scriptErr(op string, err error) error {
 		return dataLoss("%s: %s", op, strings.TrimPrefix(err.Error(), "CYCLE "))
 	case redis.HasErrorPrefix(err, "REPARENT"):
 		return invalidCheckpoint("%s", strings.TrimPrefix(err.Error(), "REPARENT "))
+	case redis.HasErrorPrefix(err, "NOCHECKPOINT"):
+		return invalidCheckpoint("%s", strings.TrimPrefix(err.Error(), "NOCHECKPOINT "))
 	case redis.HasErrorPrefix(err, "NOTFOUND"):
 		return notFound("%s", strings.TrimPrefix(err.Error(), "NOTFOUND "))
 	}

@@ -446,7 +446,7 @@ func TestPutOverLostParent(t *testing.T) {
 			rdb := b.client(t)
 			s := newSaver(t, rdb, redissaver.Options{})
 			ctx := context.Background()
-			cfg := stagedChain(t, s, "t", 3)
+			cfg := chain(t, s, "t", 3)
 			snap := readAll(t, s, cfg)
 			l := keys.Of(s)
 			gen := rdb.HGet(ctx, l.Head("t"), "g").Val()

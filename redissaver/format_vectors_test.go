@@ -590,11 +590,14 @@ func buildCheckpointDoc(t *testing.T) cpDoc {
 		if err := validateVersions(cp, c.Input.NewVersions); err != nil {
 			t.Fatal(err)
 		}
-		fields, runID, err := s.checkpointFields(cfg.CheckpointID, cp, md, c.Input.NewVersions, "")
+		fields, runID, err := s.checkpointFields(cp, md)
 		if err != nil {
 			t.Fatal(err)
 		}
-		blobs, err := s.blobArgs(cp, c.Input.NewVersions, "")
+		if cfg.CheckpointID != "" {
+			fields = append(fields, fieldParent, cfg.CheckpointID)
+		}
+		blobs, err := s.blobArgs(cp, c.Input.NewVersions)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -659,10 +662,7 @@ func TestFormatVectorsCheckpoint(t *testing.T) {
 // TestFormatVectorsLive runs every case of checkpoint.json through the real
 // saver and scripts, on miniredis and on a real Redis, and reads the raw keys
 // back with plain commands: the scripts write exactly the documented bytes,
-// and nothing else. Each case runs twice: its Put through the script (the
-// values in its arguments, as the vectors give it), and staged, as the Go
-// saver writes a new thread (the versions it writes and their blob fields
-// then carry \0 and the call token o).
+// and nothing else.
 func TestFormatVectorsLive(t *testing.T) {
 	var doc cpDoc
 	formatvec.Load(t, "checkpoint.json", &doc)
@@ -680,8 +680,7 @@ func TestFormatVectorsLive(t *testing.T) {
 		t.Run(tier.name, func(t *testing.T) {
 			rdb := tier.rdb(t)
 			for _, c := range doc.Cases {
-				t.Run(c.Name, func(t *testing.T) { checkLive(t, rdb, c, false) })
-				t.Run(c.Name+"/staged", func(t *testing.T) { checkLive(t, rdb, c, true) })
+				t.Run(c.Name, func(t *testing.T) { checkLive(t, rdb, c) })
 			}
 		})
 	}
@@ -689,7 +688,7 @@ func TestFormatVectorsLive(t *testing.T) {
 
 var callToken = regexp.MustCompile(`^[a-z2-7]{13}$`)
 
-func checkLive(t *testing.T, rdb *redis.Client, c cpCase, staged bool) {
+func checkLive(t *testing.T, rdb *redis.Client, c cpCase) {
 	ctx := context.Background()
 	opts, cfg, cp, md, writes := c.Input.toGo(t)
 	prefix := redistest.Prefix(t)
@@ -698,14 +697,7 @@ func checkLive(t *testing.T, rdb *redis.Client, c cpCase, staged bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stagings := 0
-	if staged {
-		if cfg.CheckpointID != "" {
-			t.Skip("a Put with a parent to a thread the saver does not know goes through the script")
-		}
-		stagings = 1
-	}
-	if _, err := s.put(ctx, cfg, cp, md, c.Input.NewVersions, stagings); err != nil {
+	if _, err := s.Put(ctx, cfg, cp, md, c.Input.NewVersions); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.PutWrites(ctx, checkpoint.Config{ThreadID: cfg.ThreadID, CheckpointNS: cfg.CheckpointNS, CheckpointID: cp.ID}, writes, c.Input.Writes.TaskID, c.Input.Writes.TaskPath); err != nil {
@@ -820,17 +812,7 @@ func checkLive(t *testing.T, rdb *redis.Client, c cpCase, staged bool) {
 		t.Errorf("call token o = %q, want 13 characters of [a-z2-7]", token)
 	}
 	delete(cpHash, "o")
-	// A staged Put: the versions it writes, and their blob fields, carry
-	// \0 and its call token; their plain fields hold an alias.
 	wantCp, wantBlobs := pairs(e.Checkpoint), pairs(e.Blobs)
-	if staged {
-		for ch, ver := range c.Input.NewVersions {
-			wantCp[prefixChannel+ch] = ver + mb.Staged(token)
-			f := mb.Blob(ch, ver)
-			wantBlobs[mb.Blob(ch, ver+mb.Staged(token))] = wantBlobs[f]
-			wantBlobs[f] = mb.Alias(token)
-		}
-	}
 	if !callToken.MatchString(cpHash["ow"]) {
 		t.Errorf("PutWrites call token ow = %q, want 13 characters of [a-z2-7]", cpHash["ow"])
 	}

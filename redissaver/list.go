@@ -216,7 +216,7 @@ func (s *Saver) listOne(ctx context.Context, l *lister, yield func(*checkpoint.T
 	default:
 		w = newWalk(s.layout.All(0), "shard", s.layout.ShardBase(0), "", "", q)
 	}
-	what := s.valuesAsk(l.q.ThreadID, readPage)
+	what := listAuto
 	for !w.done && l.left != 0 {
 		at := *w
 		c := w.call(l, l.page(s.opts.PageSize), what)
@@ -248,7 +248,7 @@ func (s *Saver) listOne(ctx context.Context, l *lister, yield func(*checkpoint.T
 			yield(nil, err)
 			return
 		}
-		what = s.learnPage(l.q.ThreadID, items)
+		what = listAuto
 		for _, it := range items {
 			t, err := s.decodeListItem(it)
 			if err != nil {
@@ -302,16 +302,9 @@ func pageItems(q checkpoint.ListQuery, mode, gen string, raw []any) ([]cpReply, 
 	return items, nil
 }
 
-// decodeListItem decodes one checkpoint of a page, and remembers it for a
-// GetTuple of it by id.
+// decodeListItem decodes one checkpoint of a page.
 func (s *Saver) decodeListItem(it cpReply) (*checkpoint.Tuple, error) {
-	t, err := s.decodeTuple(it.thread, it.ns, it.id, it.flat, it.values, it.extra)
-	if err == nil && it.remember {
-		if flat, ok := it.flat.([]any); ok {
-			s.rememberRead(it.thread, it.ns, it.id, it.gen, flat, false)
-		}
-	}
-	return t, err
+	return s.decodeTuple(it.thread, it.ns, it.id, it.flat, it.values, it.extra)
 }
 
 // parseMember recovers the checkpoint a member of an index names, and its

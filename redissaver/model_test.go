@@ -120,8 +120,8 @@ func saverVariants(t *testing.T, ctx context.Context, rdb redis.UniversalClient,
 	}{
 		{"default", redissaver.Options{}},
 		{"compress,page2", redissaver.Options{Compression: redissaver.Compression{Enabled: true, MinBytes: 64}, PageSize: 2}},
-		{"hints3,page3", redissaver.Options{ReadHints: 3, PageSize: 3}},
-		{"nohints,noevents", redissaver.Options{ReadHints: -1, Events: redissaver.Events{Disabled: true}}},
+		{"page3", redissaver.Options{PageSize: 3}},
+		{"noevents", redissaver.Options{Events: redissaver.Events{Disabled: true}}},
 		{"ttl,values", redissaver.Options{TTL: time.Hour, RefreshOnRead: true, Events: redissaver.Events{IncludeValues: true}}},
 	} {
 		o.opts.Prefix, o.opts.Shards, o.opts.AcceptEviction = prefix, 2, true

@@ -13,8 +13,6 @@ import (
 const (
 	DefaultPrefix   = "redcheck"
 	DefaultPageSize = 100
-	// DefaultReadHints is the default of Options.ReadHints.
-	DefaultReadHints = 4096
 	// scanBudget bounds the index entries one List call examines, so a
 	// selective filter cannot make one call run for long.
 	scanBudget = 1024
@@ -64,16 +62,6 @@ type Options struct {
 	// most (default 100). A List with a smaller Limit asks for no more than
 	// the Limit.
 	PageSize int
-
-	// ReadHints is how many checkpoints read by id or listed the saver
-	// remembers (their "c:" fields, a few hundred bytes each), so that a
-	// later GetTuple of one by id reads its values by HMGET in the same
-	// transaction instead of through Lua, and a Put forking from one knows
-	// its pointers (default DefaultReadHints; negative: none). Every such
-	// prediction is confirmed before it is answered (GetTuple says how): a
-	// wrong one costs the reads of the predicted checkpoint, and the first
-	// in a namespace a second round trip.
-	ReadHints int
 
 	// Compression compresses large values on Put and PutWrites (off by
 	// default). Reads take compressed and plain values alike, whatever it
@@ -132,9 +120,6 @@ func (o Options) withDefaults() (Options, keys.Layout, error) {
 	}
 	if o.PageSize == 0 {
 		o.PageSize = DefaultPageSize
-	}
-	if o.ReadHints == 0 {
-		o.ReadHints = DefaultReadHints
 	}
 	if o.PageSize < 0 || o.PageSize > scanBudget {
 		return o, keys.Layout{}, fmt.Errorf("%w: PageSize must be 1 to %d", ErrInvalidOptions, scanBudget)

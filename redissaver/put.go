@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/graphstate/redcheck/internal/keys"
@@ -21,39 +20,31 @@ import (
 // its parent ("" for a root checkpoint), and returns the Config of the stored
 // checkpoint. It writes the values of the channels in newVersions only (a
 // channel listed there but absent from cp.ChannelValues is stored as empty,
-// and reads back absent); the other channels are read back from the values
-// earlier checkpoints stored for their versions. Metadata is stored verbatim,
-// one canonical JSON field per key.
+// and reads back absent); every channel version the checkpoint names reads
+// back the value stored under that (channel, version) when it is read,
+// whatever the order in which checkpoints were put. Metadata is stored
+// verbatim, one canonical JSON field per key.
 //
-// Put is one round trip and one atomic unit: the checkpoint, its values,
-// the indexes, the thread registry and the thread's lease change together or
-// not at all. When the saver knows the thread's generation (from its last
-// Put or GetTuple of the thread), or the checkpoint is a root in a thread it
-// does not know (a new thread, most likely), the values go by a plain HSET
-// in the same MULTI/EXEC as the script, so no value byte enters Lua; a
-// refusal takes them back (docs/storage-format.md, "Writing a checkpoint").
-// (A root checkpoint of a thread that exists after all is still one round
-// trip: the script moves its staged values into the live generation, through
-// Lua.) When the generation the saver knew was stale (the thread was deleted
-// or replaced), nothing was written and Put stages the values again knowing
-// the live generation, then through the script; when Redis discarded the
-// transaction, it sends them through the script: a second round trip.
-// Re-putting an existing ID with the same parent replaces its checkpoint
-// and metadata and keeps its pending writes. A call re-sent by the client
-// after a network error (go-redis re-sends a script call, not a
-// transaction) finds its own checkpoint and changes nothing; a Put whose
+// Put is one round trip and one atomic unit (one script): the checkpoint,
+// its values, the indexes, the thread registry and the thread's lease
+// change together or not at all. Re-putting an existing ID with the same
+// parent replaces its checkpoint and metadata and keeps its pending writes;
+// a Put whose cfg.CheckpointID is cp.ID itself replaces that stored
+// checkpoint in place, keeping its stored parent (LangGraph's runtime puts
+// a loaded checkpoint again this way). A call re-sent by the client after a
+// network error finds its own checkpoint and changes nothing; a Put whose
 // reply was lost returns the error, and may have been stored: calling it
 // again re-puts the same checkpoint.
 //
 // Errors, all before anything is written: checkpoint.ErrInvalidConfig for a
 // missing or over-long thread ID or namespace or a malformed parent ID;
-// checkpoint.ErrInvalidCheckpoint for a malformed checkpoint ID, a checkpoint
-// that is its own parent, a re-put that changes the parent, a newVersions
-// entry that is not the checkpoint's version of that channel, a "step" that
-// is not an integer, metadata that is not JSON or a value the serializer
-// refuses; checkpoint.ErrDataLoss when the thread's head is missing while
-// its registry entry says it lives, or its generation lacks an index;
-// otherwise the Redis error, wrapped.
+// checkpoint.ErrInvalidCheckpoint for a malformed checkpoint ID, a re-put
+// that changes the parent, an in-place re-put of a checkpoint not stored, a
+// newVersions entry that is not the checkpoint's version of that channel,
+// a "step" that is not an integer, metadata that is not JSON or a value the
+// serializer refuses; checkpoint.ErrDataLoss when the thread's head is
+// missing while its registry entry says it lives, or its generation lacks an
+// index; otherwise the Redis error, wrapped.
 func (s *Saver) Put(ctx context.Context, cfg checkpoint.Config, cp checkpoint.Checkpoint, md checkpoint.Metadata, newVersions map[string]string) (checkpoint.Config, error) {
 	if err := validateAddress(cfg); err != nil {
 		return checkpoint.Config{}, err
@@ -66,54 +57,21 @@ func (s *Saver) Put(ctx context.Context, cfg checkpoint.Config, cp checkpoint.Ch
 	if err := keys.ValidateID(cp.ID); err != nil {
 		return checkpoint.Config{}, invalidCheckpoint("%v", err)
 	}
-	if cfg.CheckpointID == cp.ID {
-		return checkpoint.Config{}, invalidCheckpoint("checkpoint %q cannot be its own parent", cp.ID)
-	}
 	if err := validateVersions(cp, newVersions); err != nil {
 		return checkpoint.Config{}, err
 	}
 	if err := validateStep(md); err != nil {
 		return checkpoint.Config{}, err
 	}
-	return s.put(ctx, cfg, cp, md, newVersions, 2)
-}
-
-// stageTTL bounds the life of a stage key whose script never ran (Redis
-// lacked it and the transaction could not be sent again): put.lua renames
-// or deletes a stage key in the same transaction.
-const stageTTL = 10 * time.Minute
-
-// put is Put once validated, with stagings staged attempts left. A staged
-// attempt sends the values by plain HSET in the same MULTI/EXEC as the
-// script, under fields qualified by the call token (no value enters Lua):
-// to the values hash of the thread's generation when the saver knows it,
-// or, for a root checkpoint of a thread it does not know (a new thread,
-// most likely), to a stage key for the generation the call proposes. A
-// stale guess (status 3: nothing written) is tried again knowing the live
-// generation; with no staged attempt left the values go through the script.
-func (s *Saver) put(ctx context.Context, cfg checkpoint.Config, cp checkpoint.Checkpoint, md checkpoint.Metadata, newVersions map[string]string, stagings int) (checkpoint.Config, error) {
 	th, ns := cfg.ThreadID, cfg.CheckpointNS
-	token, newGen := keys.NewGen(), keys.NewGen()
-	gen := ""
-	if stagings > 0 && len(newVersions) > 0 {
-		var known bool
-		if gen, known = s.gens.get(th); !known && cfg.CheckpointID == "" {
-			gen = newGen
-		}
-	}
-	suffix := ""
-	if gen != "" {
-		suffix = mb.Staged(token)
-	}
-	fields, runID, err := s.checkpointFields(cfg.CheckpointID, cp, md, newVersions, suffix)
+	fields, runID, err := s.checkpointFields(cp, md)
 	if err != nil {
 		return checkpoint.Config{}, err
 	}
-	blobs, err := s.blobArgs(cp, newVersions, suffix)
+	blobs, err := s.blobArgs(cp, newVersions)
 	if err != nil {
 		return checkpoint.Config{}, err
 	}
-
 	shard := s.layout.Shard(th)
 	keyList := []string{
 		s.layout.Head(th),
@@ -129,65 +87,19 @@ func (s *Saver) put(ctx context.Context, cfg checkpoint.Config, cp checkpoint.Ch
 		fields = append(fields, fieldRunKey, runKey)
 	}
 	event := s.eventSpec(s.checkpointEvent(cfg, cp, md, newVersions, blobs)...)
-	inherited := 0
-	if suffix != "" {
-		fields, inherited = s.stagedOrder(cfg, gen, fields, newVersions, suffix)
-	}
 	args := make([]any, 0, 10+len(event)+len(fields)+len(blobs))
 	args = append(args, s.layout.ShardBase(shard), keys.Encode(th), keys.Encode(ns), cp.ID, cfg.CheckpointID,
-		newGen, token, s.opts.ttlMillis(), len(fields)/2, len(blobs)/2)
+		keys.NewGen(), keys.NewGen(), s.opts.ttlMillis(), len(fields)/2, len(blobs)/2)
 	args = append(args, event...)
 	for _, f := range fields {
 		args = append(args, f)
 	}
-	var cmd *redis.Cmd
-	if suffix == "" {
-		for _, b := range blobs {
-			args = append(args, b)
-		}
-		cmd = s.run(ctx, scriptrun.Put, keyList, args...)
-	} else {
-		stage := gen == newGen
-		values := s.layout.Blobs(th, gen, ns)
-		if stage {
-			values = s.layout.Stage(shard, token)
-		}
-		args[9] = -len(blobs) / 2
-		hset := make([]any, 0, len(blobs))
-		for i := 0; i < len(blobs); i += 2 {
-			args = append(args, blobs[i])
-			hset = append(hset, blobs[i], blobs[i+1])
-		}
-		args = append(args, inherited)
-		cmd, _ = scriptrun.RunTx(ctx, s.rdb, scriptrun.Put, func(p redis.Pipeliner) {
-			p.HSet(ctx, values, hset...)
-			if stage {
-				p.PExpire(ctx, values, stageTTL)
-			}
-		}, nil, append(keyList, values), args...)
+	for _, b := range blobs {
+		args = append(args, b)
 	}
-	if suffix != "" && redis.HasErrorPrefix(cmd.Err(), "EXECABORT") {
-		// Redis discarded the transaction (a command refused when queued,
-		// out of memory for one): nothing ran. The script alone says why.
-		return s.put(ctx, cfg, cp, md, newVersions, 0)
-	}
-	status, live, exact, err := putReply(cmd)
-	if err != nil {
+	if _, err := putReply(s.run(ctx, scriptrun.Put, keyList, args...)); err != nil {
 		return checkpoint.Config{}, err
 	}
-	if live == "" {
-		s.gens.forget(th)
-	} else {
-		s.gens.set(th, live)
-	}
-	if status == putStale {
-		// The values went to a generation that is not the thread's; the
-		// script took them back and wrote nothing. Try again knowing the
-		// live one, or, after a second stale guess, through the script,
-		// which starts or finds it.
-		return s.put(ctx, cfg, cp, md, newVersions, stagings-1)
-	}
-	s.rememberPut(cfg, cp.ID, live, token, fields, exact)
 	return checkpoint.Config{ThreadID: th, CheckpointNS: ns, CheckpointID: cp.ID}, nil
 }
 
@@ -196,33 +108,28 @@ const (
 	putReplaced = 0
 	putNew      = 1
 	putResent   = 2
-	putStale    = 3
 )
 
-// putReply decodes put.lua's reply: {status, the thread's generation}, and
-// whether the checkpoint's "c:" fields are exactly those sent (a third
-// element, 1, for statuses 0 and 1).
-func putReply(cmd *redis.Cmd) (status int64, gen string, exact bool, err error) {
+// putReply decodes put.lua's reply: {status, the thread's generation}.
+func putReply(cmd *redis.Cmd) (status int64, err error) {
 	v, err := cmd.Result()
 	if err != nil {
-		return 0, "", false, scriptErr("put", err)
+		return 0, scriptErr("put", err)
 	}
 	var d reply
 	pair := d.list(v)
-	if d.err == nil && len(pair) != 2 && len(pair) != 3 {
-		d.fail("a {status, generation[, exact]} reply", v)
+	if d.err == nil && len(pair) != 2 {
+		d.fail("a {status, generation} reply", v)
 	}
 	if d.err != nil {
-		return 0, "", false, d.err
+		return 0, d.err
 	}
-	if len(pair) == 3 {
-		exact = d.num(pair[2]) == 1
-	}
-	status, gen = d.num(pair[0]), d.str(pair[1])
-	if d.err == nil && (status < putReplaced || status > putStale) {
+	status = d.num(pair[0])
+	d.str(pair[1])
+	if d.err == nil && (status < putReplaced || status > putResent) {
 		d.fail("a put status", pair[0])
 	}
-	return status, gen, exact, d.err
+	return status, d.err
 }
 
 // validateVersions checks that every entry of newVersions is the
@@ -273,18 +180,12 @@ func validateStep(md checkpoint.Metadata) error {
 	return invalidCheckpoint("metadata step must be an integer, not %T %v", step, step)
 }
 
-// checkpointFields builds the field/value pairs of a checkpoint hash, and
-// returns the run id to index (from metadata "run_id", when it is a valid
-// string).
-//
-// suffix ("" or \0 token) follows the versions of the channels in
-// newVersions: the blob fields of values staged by the client.
-func (s *Saver) checkpointFields(parent string, cp checkpoint.Checkpoint, md checkpoint.Metadata, newVersions map[string]string, suffix string) ([]string, string, error) {
+// checkpointFields builds the field/value pairs of a checkpoint hash but
+// its parent and call token (put.lua writes those), and returns the run id
+// to index (from metadata "run_id", when it is a valid string).
+func (s *Saver) checkpointFields(cp checkpoint.Checkpoint, md checkpoint.Metadata) ([]string, string, error) {
 	fields := make([]string, 0, 8+2*len(cp.ChannelVersions)+2*len(md))
 	fields = append(fields, fieldV, strconv.Itoa(cp.V), fieldTS, cp.TS)
-	if parent != "" {
-		fields = append(fields, fieldParent, parent)
-	}
 	seen := cp.VersionsSeen
 	if seen == nil {
 		seen = map[string]map[string]string{}
@@ -305,9 +206,6 @@ func (s *Saver) checkpointFields(parent string, cp checkpoint.Checkpoint, md che
 		if strings.IndexByte(ver, 0) >= 0 {
 			return nil, "", invalidCheckpoint("channel %q: version %q holds the byte 0", ch, ver)
 		}
-		if _, ok := newVersions[ch]; ok {
-			ver += suffix
-		}
 		fields = append(fields, prefixChannel+ch, ver)
 	}
 	runID := ""
@@ -324,9 +222,8 @@ func (s *Saver) checkpointFields(parent string, cp checkpoint.Checkpoint, md che
 	return fields, runID, nil
 }
 
-// blobArgs builds the blob field/value pairs of the channels in newVersions,
-// suffix following each version (see checkpointFields).
-func (s *Saver) blobArgs(cp checkpoint.Checkpoint, newVersions map[string]string, suffix string) ([]string, error) {
+// blobArgs builds the blob field/value pairs of the channels in newVersions.
+func (s *Saver) blobArgs(cp checkpoint.Checkpoint, newVersions map[string]string) ([]string, error) {
 	out := make([]string, 0, 2*len(newVersions))
 	for _, ch := range slices.Sorted(maps.Keys(newVersions)) { // in channel order: events are deterministic
 		ver := newVersions[ch]
@@ -338,7 +235,7 @@ func (s *Saver) blobArgs(cp checkpoint.Checkpoint, newVersions map[string]string
 			}
 			stored = enc
 		}
-		out = append(out, mb.Blob(ch, ver+suffix), stored)
+		out = append(out, mb.Blob(ch, ver), stored)
 	}
 	return out, nil
 }

@@ -84,11 +84,6 @@ func (s *Saver) DeleteForRuns(ctx context.Context, runIDs []string) error {
 				if !touched[r] {
 					touched[r] = true
 					refs = append(refs, r)
-					// Its latest checkpoint may be one deleted: what the saver
-					// predicted of the thread no longer holds.
-					if th, err := keys.Decode(r.enct); err == nil {
-						s.forgetPredictions(th)
-					}
 				}
 			}
 			if cursor != "0" {

@@ -18,15 +18,6 @@ type Saver struct {
 	opts   Options
 	layout keys.Layout
 	ser    checkpoint.Serializer
-	gens   *hintCache[string]    // thread → its live generation
-	tuples *hintCache[tupleHint] // thread \0 namespace → its latest checkpoint read or written
-	byID   *hintCache[tupleHint] // thread \0 namespace \0 id → a checkpoint read by id or listed
-	// thread \0 namespace → a plain confirmation of a prediction there was
-	// refuted: the script confirms the namespace's predictions
-	contended *hintCache[struct{}]
-	// thread → which of its reads last found its values small: the script
-	// is asked for them whole (values.go)
-	small *hintCache[smallReads]
 }
 
 // The interfaces Saver implements; a signature drift fails the build.
@@ -71,9 +62,7 @@ func New(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Saver, 
 	if err := meta.Ensure(ctx, rdb, layout, true); err != nil {
 		return nil, fmt.Errorf("redissaver: %w", err)
 	}
-	return &Saver{rdb: rdb, opts: o, layout: layout, ser: o.Serializer, gens: newHintCache[string](maxHints),
-		tuples: newHintCache[tupleHint](maxHints), byID: newHintCache[tupleHint](o.ReadHints),
-		contended: newHintCache[struct{}](maxHints), small: newHintCache[smallReads](maxHints)}, nil
+	return &Saver{rdb: rdb, opts: o, layout: layout, ser: o.Serializer}, nil
 }
 
 // The saver's key layout, for this module's tests and tools (keys.Of).

@@ -61,7 +61,7 @@ func (l Layout) ShardBase(n int) string {
 
 // FormatVersion is the version of the storage format this package lays
 // out (docs/storage-format.md). It is written to the prefix's meta key.
-const FormatVersion = 2
+const FormatVersion = 3
 
 // Meta is the prefix's meta hash: "format" (FormatVersion) and "shards".
 // It carries no hash tag: it is read once, at New, by every package.

@@ -3,8 +3,8 @@
 --   mark:  walks the namespace index from the cursor, adding the blob fields each checkpoint points to to
 --          the namespace's keep set (created anew on the first step, with the member \0 job token that marks
 --          it as this job's; while it exists, every Put to the namespace adds the fields it points to as well);
---   sweep: scans the values hash from the cursor (HSCAN) and deletes the fields the keep set lacks (an
---          alias, unless the keep set holds the field it names); when the scan ends, the keep set goes.
+--   sweep: scans the values hash from the cursor (HSCAN) and deletes the fields the keep set lacks; when
+--          the scan ends, the keep set goes.
 --   A step whose keep set is no longer this job's (another job started on the namespace and made it anew,
 --   dropping the marks this one had made, or it was lost) ends the job and deletes nothing: sweeping with
 --   marks lost would delete values that checkpoints point to. The other job reclaims.
@@ -54,11 +54,7 @@ local r = hscan_bounded(nb .. ':blobs', cursor, budget)
 local drop = {}
 for i = 1, #r[2], 2 do
   local f = r[2][i]
-  if redis.call('SISMEMBER', keep, f) == 0 then
-    -- An alias stays while the value it names does.
-    local target = alias_target(f, r[2][i + 1])
-    if not target or redis.call('SISMEMBER', keep, target) == 0 then drop[#drop + 1] = f end
-  end
+  if redis.call('SISMEMBER', keep, f) == 0 then drop[#drop + 1] = f end
 end
 if #drop > 0 then chunked('HDEL', nb .. ':blobs', drop, 1000) end
 if r[1] == '0' then

@@ -5,26 +5,19 @@
 -- ARGV[2] encoded thread
 -- ARGV[3] encoded namespace
 -- ARGV[4] checkpoint id, or "" for the latest
--- KEYS[3] (optional) the values hash of the checkpoint the caller predicts the answer is; the caller reads
---         that checkpoint's hash (HGETALL) and its values (HMGET of KEYS[3]) in the same transaction, right
---         after this script
 -- ARGV[5] TTL in milliseconds to renew the thread's lease with, 0 for no renewal
--- ARGV[6] (optional, with KEYS[3]) the checkpoint id the caller predicts the answer is
--- ARGV[7] (optional, with KEYS[3]) the predicted checkpoint's call token (its field "o")
--- ARGV[8] (optional) "1" to leave the values out when they hold more than 32 KiB (lib.lua's inline_bytes):
+-- ARGV[6] (optional) "1" to leave the values out when they hold more than 32 KiB (lib.lua's inline_bytes):
 --         false in their place, the client reads them by plain HMGET (docs/storage-format.md, "Values out of
---         Lua"); ARGV[6] and ARGV[7] are then "" when nothing is predicted
+--         Lua")
 -- Returns: nil when there is no such checkpoint (or its thread expired), else
 --          {id, flat checkpoint hash, channel values aligned with its "c:" fields, parent's writes (legacy only),
 --          the thread's generation}.
---          When the answer is the predicted checkpoint (same id, same token, format v >= 4 or no parent) and
---          KEYS[3] is its values hash, the hash and the values are false: the caller's HGETALL and HMGET read
---          them (neither enters Lua). With ARGV[8] "1", the values are false when they hold more than 32 KiB.
+--          With ARGV[6] "1", the values are false when they hold more than 32 KiB.
 --          The error "DATALOSS <what>" when something the answer needs is missing: the thread's head (its
 --          registry entry alone is an index the answer does not need: Put and the check report its loss),
 --          an indexed checkpoint's hash, a value a channel version points to, the namespace
 --          index of a namespace the thread lists.
--- Work bound: O(fields of the checkpoint) + O(log n); with ARGV[8] "1", at most 32 KiB of values enter Lua.
+-- Work bound: O(fields of the checkpoint) + O(log n); with ARGV[6] "1", at most 32 KiB of values enter Lua.
 local sb, enct, encns, id, ttl = ARGV[1], ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5])
 -- The clock is read only when needed (a lease to check or renew).
 local now = lazy_clock()
@@ -42,14 +35,6 @@ if id == '' then
   id = top[1]
 end
 local cpkey = nb .. ':cp:' .. id
-if KEYS[3] and KEYS[3] == nb .. ':blobs' and ARGV[6] == id then
-  -- The token names the Put that wrote the hash's "c:" fields, the caller knows them.
-  local h = redis.call('HMGET', cpkey, 'o', 'v', 'p')
-  if h[1] and h[1] == ARGV[7] and ((tonumber(h[2]) or 0) >= 4 or not h[3]) then
-    if ttl > 0 then touch(sb, enct, ttl, now()) end
-    return {id, false, false, {}, gen}
-  end
-end
 local found = read_checkpoint(cpkey, nb)
 if not found then
   -- No such checkpoint, or its hash was lost: the index tells.
@@ -59,7 +44,7 @@ end
 local blobkey = nb .. ':blobs'
 local fields = blob_fields(found[1], found[2])
 local values = false
-if ARGV[8] ~= '1' or not values_large(blobkey, fields) then
+if ARGV[6] ~= '1' or not values_large(blobkey, fields) then
   local lost
   values, lost = read_values(cpkey, blobkey, fields)
   if lost then return lost end

@@ -1,5 +1,5 @@
 -- lib.lua: helpers shared by the saver's scripts; prepended to a script at load time
--- (only the helpers a script calls). Storage format 2: docs/storage-format.md.
+-- (only the helpers a script calls). Storage format 3: docs/storage-format.md.
 -- KEYS: none (the helpers take key names from their callers)
 -- ARGV: none
 -- Returns: nothing; defines local functions only (Redis forbids globals in scripts).
@@ -76,14 +76,6 @@ end
 -- The blob field of a channel version: len(channel) ":" channel version. O(1).
 local function blob_field(channel, version)
   return decimal(string.len(channel)) .. ':' .. channel .. version
-end
-
--- An alias is the value ">" token under a version's plain blob field: a Put staged that version's value under
--- the field version \0 token (docs/storage-format.md, "Aliases"). No stored value starts with ">".
--- alias_target returns the field the alias value under field names, or nil for a value. O(1).
-local function alias_target(field, value)
-  if string.byte(value, 1) == 62 then return field .. '\0' .. string.sub(value, 2) end
-  return nil
 end
 
 -- The error every read returns for data that should exist and does not.

@@ -3,7 +3,7 @@
 import { randomBytes } from "node:crypto";
 import { InvalidConfigError } from "./errors.js";
 
-export const FORMAT_VERSION = 2;
+export const FORMAT_VERSION = 3;
 export const DEFAULT_SHARDS = 16;
 export const MAX_SHARDS = 16384;
 export const MAX_THREAD_ID_LEN = 4096;

@@ -5,7 +5,7 @@ import type { Address } from "./address.js";
 import { arr, buf, str, type Reply } from "./conn.js";
 import { CorruptError, scriptError } from "./errors.js";
 import { SEP, encode, parseMember } from "./keys.js";
-import { READ_PAGE, ValueGone, readValues, valuesBytes, type CheckpointRead } from "./outoflua.js";
+import { ValueGone, readValues, type CheckpointRead } from "./outoflua.js";
 import type { ReadOps } from "./readops.js";
 import { scripts } from "./scripts.js";
 import { Walk, latinCompare, parseListMember, type Query } from "./walk.js";
@@ -41,7 +41,7 @@ export async function* listOne(o: ReadOps, q: Query): AsyncGenerator<CheckpointT
   } else {
     w = new Walk(o.layout.all(0), "shard", o.layout.shardBase(0), "", "", q);
   }
-  let what: "0" | "2" = o.sizes.small(q.thread, READ_PAGE) ? "0" : "2";
+  let what: "0" | "2" = "2";
   const first = firstGen();
   while (!w.done && q.left !== 0) {
     const at = w.save();
@@ -73,10 +73,7 @@ export async function* listOne(o: ReadOps, q: Query): AsyncGenerator<CheckpointT
       what = "0";
       continue;
     }
-    if (q.thread !== "" && items.length > 0) {
-      o.sizes.learn(q.thread, READ_PAGE, items.reduce((n, it) => n + valuesBytes(it.read.values), 0));
-    }
-    what = o.sizes.small(q.thread, READ_PAGE) ? "0" : "2";
+    what = "2";
     for (const it of items) {
       yield await o.decodeTuple(it.a.thread, it.a.ns, it.a.id, it.read.flat, it.read.values, it.extra);
       if (q.left > 0) q.left--;

@@ -1,14 +1,10 @@
 // Values out of Lua (docs/storage-format.md, "Values out of Lua"): get_tuple.lua
-// (ARGV[8] "1") and list.lua (ARGV[10] "2") answer false in place of values
+// (ARGV[6] "1") and list.lua (ARGV[10] "2") answer false in place of values
 // that hold more than 32 KiB, and the client reads them by plain HMGET, each
-// once, so that Redis never hashes them into Lua. As the Go saver does
-// (redissaver/values.go), the saver remembers per thread whether its last read
-// of each kind found the values small, and then asks for them whole (no
-// HSTRLEN of their sizes).
+// once, so that Redis never hashes them into Lua (Go: redissaver/values.go).
 import type { Conn, Reply } from "./conn.js";
 import { arr, buf, str } from "./conn.js";
 import { CorruptError } from "./errors.js";
-import { HintCache } from "./hints.js";
 import type { Layout } from "./keys.js";
 
 /** lib.lua's inline_bytes: the bytes of values up to which a script still returns them itself. */
@@ -117,33 +113,4 @@ export function valuesBytes(values: Reply): number {
   let n = 0;
   for (const v of arr(values)) if (Buffer.isBuffer(v)) n += v.length;
   return n;
-}
-
-/** The kinds of read whose values' size a saver remembers, per thread. */
-export const READ_TUPLE = 0;
-export const READ_PAGE = 1;
-
-/** SizeMemory: per thread, whether the last read of each kind found its values small. */
-export class SizeMemory {
-  readonly #m = new HintCache<[boolean, boolean]>();
-
-  /** small reports whether the last read of kind kind of thread found the values small (ask for them whole). */
-  small(thread: string, kind: number): boolean {
-    return thread !== "" && (this.#m.get(thread)?.[kind] ?? false);
-  }
-
-  /** learn records the bytes of the values a read of kind kind of thread returned. */
-  learn(thread: string, kind: number, bytes: number): void {
-    if (thread === "") return;
-    const r = this.#m.get(thread) ?? [false, false];
-    const small = bytes <= INLINE_BYTES;
-    if (r[kind] === small) return;
-    const next: [boolean, boolean] = [r[0], r[1]];
-    next[kind] = small;
-    this.#m.set(thread, next);
-  }
-
-  forget(thread: string): void {
-    this.#m.forget(thread);
-  }
 }

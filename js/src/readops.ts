@@ -4,7 +4,6 @@ import type { CheckpointTuple, SerializerProtocol } from "@langchain/langgraph-c
 import type { Address } from "./address.js";
 import type { Arg, Conn, Reply } from "./conn.js";
 import type { Layout } from "./keys.js";
-import type { SizeMemory } from "./outoflua.js";
 import type { StoredWrite } from "./stored.js";
 
 export interface ReadOps {
@@ -13,8 +12,6 @@ export interface ReadOps {
   serde: SerializerProtocol;
   /** Checkpoints per list.lua call. */
   pageSize: number;
-  /** Whether a thread's last reads found its values small (outoflua.ts). */
-  sizes: SizeMemory;
   /** The lease to renew on a read, in milliseconds (0: none). */
   refreshMs(): number;
   /** The get_tuple.lua call that reads checkpoint a. */

@@ -31,8 +31,7 @@ import {
 import { FORMAT_VERSION, Layout, encode, newGen, validateID, validateNamespace, validateThreadID } from "./keys.js";
 import { copyThread, deleteForRuns, prune, type Ops } from "./extended.js";
 import { scripts } from "./scripts.js";
-import { HintCache } from "./hints.js";
-import { readValues, READ_TUPLE, SizeMemory, ValueGone, valuesBytes, type CheckpointRead } from "./outoflua.js";
+import { readValues, ValueGone, type CheckpointRead } from "./outoflua.js";
 import { compressionOptions, type CompressionOptions } from "./compress.js";
 import { decodeValue, dumpsTyped, storedValue } from "./values.js";
 import { nextVersion, storedVersion, versionFromStore, versionToStore } from "./version.js";
@@ -64,10 +63,6 @@ export class RedcheckSaver extends BaseCheckpointSaver {
   #ready: Promise<void> | undefined;
   #owned: { close(): Promise<unknown> } | undefined;
   readonly #puts = new PutTracker();
-  // #gens: thread -> its live generation, as last learnt (a hint put.lua checks, never an answer).
-  readonly #gens = new HintCache<string>();
-  // #sizes: thread -> whether its last getTuple and list page found the values small (outoflua.ts).
-  readonly #sizes = new SizeMemory();
 
   /**
    * @param client a connected node-redis v5 client (createClient) or cluster
@@ -247,19 +242,11 @@ export class RedcheckSaver extends BaseCheckpointSaver {
     }
   }
 
-  /** rememberGen records a thread's live generation ("" for none). */
-  #rememberGen(thread: string, gen: string): void {
-    if (gen === "") this.#gens.forget(thread);
-    else this.#gens.set(thread, gen);
-  }
-
   /** putOps: what put.ts uses of this saver. */
   #putOps(): PutOps {
     return {
       conn: this.#conn, layout: this.layout, serde: this.serde, ttl: this.#opts.ttl, events: this.#opts.events, compression: this.#compression,
       setup: () => this.setup(),
-      generation: (thread) => this.#gens.get(thread),
-      rememberGen: (thread, gen) => this.#rememberGen(thread, gen),
     };
   }
 
@@ -317,7 +304,7 @@ export class RedcheckSaver extends BaseCheckpointSaver {
     validateAddress(addr.thread, addr.ns);
     if (addr.id !== "" && validateID(addr.id)) return undefined;
     await this.setup();
-    return this.#readTuple(addr, this.#sizes.small(addr.thread, READ_TUPLE));
+    return this.#readTuple(addr, false);
   }
 
   /**
@@ -337,7 +324,6 @@ export class RedcheckSaver extends BaseCheckpointSaver {
     const r = arr(res);
     if (r.length !== 5) throw new CorruptError(`get tuple reply of ${r.length} items`);
     const gen = str(r[4]);
-    this.#rememberGen(addr.thread, gen);
     const read: CheckpointRead = { id: str(r[0]), thread: addr.thread, ns: addr.ns, gen, flat: r[1]!, values: r[2]! };
     try {
       await readValues(this.#conn, this.layout, [read]);
@@ -345,16 +331,15 @@ export class RedcheckSaver extends BaseCheckpointSaver {
       if (e instanceof ValueGone && !whole) return this.#readTuple(addr, true);
       throw e;
     }
-    this.#sizes.learn(addr.thread, READ_TUPLE, valuesBytes(read.values));
     return this.#decodeTuple(addr.thread, addr.ns, str(r[0]), r[1]!, read.values, r[3]!);
   }
 
-  /** getTupleCall: get_tuple.lua predicting nothing, asking for the values whole ("0") or left out when large ("1"). */
+  /** getTupleCall: get_tuple.lua asking for the values whole ("0") or left out when large ("1"). */
   #getTupleCall(a: Address, whole: boolean): { keys: Arg[]; args: Arg[] } {
     const shard = this.layout.shard(a.thread);
     return {
       keys: [this.layout.head(a.thread), this.layout.threads(shard)],
-      args: [this.layout.shardBase(shard), encode(a.thread), encode(a.ns), a.id, String(this.#refreshMs()), "", "", whole ? "0" : "1"],
+      args: [this.layout.shardBase(shard), encode(a.thread), encode(a.ns), a.id, String(this.#refreshMs()), whole ? "0" : "1"],
     };
   }
 
@@ -480,7 +465,7 @@ export class RedcheckSaver extends BaseCheckpointSaver {
   /** readOps: what list.ts and delta.ts use of this saver. */
   #readOps(): ReadOps {
     return {
-      conn: this.#conn, layout: this.layout, serde: this.serde, pageSize: this.#opts.pageSize, sizes: this.#sizes,
+      conn: this.#conn, layout: this.layout, serde: this.serde, pageSize: this.#opts.pageSize,
       refreshMs: () => this.#refreshMs(),
       getTupleCall: (a, whole) => this.#getTupleCall(a, whole),
       decodeTuple: (thread, ns, id, flat, values, extra) => this.#decodeTuple(thread, ns, id, flat, values, extra),

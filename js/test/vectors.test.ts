@@ -18,7 +18,7 @@ const keysV: { format: number; encode_bytes: string[]; cases: any[]; invalid: an
 const fieldsV: Record<string, any[]> = loadVectors("fields.json");
 
 describe("keys.json", () => {
-  it("is format 2", () => expect(keysV.format).toBe(2));
+  it("is format 3", () => expect(keysV.format).toBe(3));
 
   it("encodes every single byte", () => {
     expect(keysV.encode_bytes).toHaveLength(256);
