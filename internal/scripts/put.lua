@@ -30,7 +30,7 @@
 --          Errors, raised before the first write: "DATALOSS ..." when the thread's head is missing while its
 --          registry entry exists, or a live generation lacks a set or index, or the shard's index of every
 --          checkpoint is gone while the shard has threads, or the namespace's values hash is gone while it has
---          checkpoints, or the parent's hash is gone while the index names it; "REPARENT ..." when the id
+--          checkpoints, or the checkpoint's or its parent's hash is gone while the index names it; "REPARENT ..." when the id
 --          exists with another parent; "NOCHECKPOINT ..." for an in-place re-put of a checkpoint not stored.
 -- Work bound: O(n + m + e) for the write, plus at most 16 units of reclaim and one expired thread retired,
 --          and the conversion of up to four sorted sets to skiplists (lib.lua's skiplist: O(members) of a
@@ -107,7 +107,8 @@ else
       return redis.error_reply('REPARENT checkpoint ' .. id .. ' exists with parent "' .. (old[2] or '') ..
         '", not "' .. parent .. '"')
     end
-  elseif inplace and redis.call('ZSCORE', nb .. ':idx', id) then
+  elseif redis.call('ZSCORE', nb .. ':idx', id) then
+    -- Indexed and gone: lost with its pending writes, which a new hash would hide.
     return dataloss('checkpoint hash ' .. cp)
   end
 end

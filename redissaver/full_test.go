@@ -1,0 +1,166 @@
+package redissaver_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/redissaver"
+)
+
+// TestFullUnderEveryPolicy is the adversarial fill of issue 36: 60 threads
+// write checkpoints (a 3 KB channel "big" at a new version every other
+// step, named unchanged in between; a channel "cfg" written once; three
+// pending writes per step) until Redis is full, under each eviction
+// policy, and go on writing past the failures as a runtime that moves on
+// would (the next step's parent is the checkpoint whose Put failed, so it
+// names a version of "big" that was never stored). Then the limit is
+// lifted and every failed Put is sent again, newest first. Every checkpoint then reads
+// back exact, by id, as the latest and in List (each version of "big" the
+// value its Put wrote, whichever Put came first), or, only under the
+// allkeys-* policies (which may evict the saver's keys), fails with
+// ErrDataLoss: never a checkpoint with missing or other values and a nil
+// error.
+func TestFullUnderEveryPolicy(t *testing.T) {
+	for _, c := range []struct {
+		policy string
+		opts   redissaver.Options
+		loss   bool // keys of the saver may be evicted
+	}{
+		{"noeviction", redissaver.Options{}, false},
+		{"volatile-lru", redissaver.Options{TTL: time.Hour}, false},
+		{"volatile-ttl", redissaver.Options{TTL: time.Hour}, false},
+		{"allkeys-lru", redissaver.Options{AcceptEviction: true}, true},
+		{"allkeys-lfu", redissaver.Options{AcceptEviction: true}, true},
+	} {
+		t.Run(c.policy, func(t *testing.T) {
+			c.opts.Shards = 4
+			rdb, s := evictionServer(t, c.policy, c.opts)
+			ctx := context.Background()
+			type put struct {
+				cfg    checkpoint.Config
+				cp     checkpoint.Checkpoint
+				nv     map[string]string
+				writes int
+				ok     bool
+			}
+			type thread struct {
+				name string
+				puts []*put
+			}
+			threads := make([]*thread, 60)
+			for i := range threads {
+				threads[i] = &thread{name: fmt.Sprint("full-", i)}
+			}
+			failures, after := map[string]int{}, -1
+			write := func(p *put) error {
+				stored, err := s.Put(ctx, p.cfg, p.cp, checkpoint.Metadata{"step": len(p.cp.ID)}, p.nv)
+				if err != nil {
+					return err
+				}
+				p.ok = true
+				for w := p.writes; w < 3; w++ {
+					if err := s.PutWrites(ctx, stored, []checkpoint.Write{{Channel: "log", Value: fmt.Sprint(p.cp.ID, "/", w)}}, fmt.Sprint("task-", w), ""); err != nil {
+						return err
+					}
+					p.writes++
+				}
+				return nil
+			}
+			for round := 0; round < 300 && after != 0; round++ {
+				for _, th := range threads {
+					p := &put{cfg: checkpoint.Config{ThreadID: th.name}, nv: map[string]string{}}
+					bigAt := round - round%2 // big changes every other step
+					p.cp = checkpoint.Checkpoint{V: 4, ID: fmt.Sprintf("%06d", round), ChannelValues: map[string]any{},
+						ChannelVersions: map[string]string{"big": fmt.Sprint(bigAt + 1), "cfg": "1"}}
+					if round == bigAt {
+						p.cp.ChannelValues["big"] = fmt.Sprintf("%s-%d-%s", th.name, round, strings.Repeat("b", 3000))
+						p.nv["big"] = fmt.Sprint(bigAt + 1)
+					}
+					if round == 0 {
+						p.cp.ChannelValues["cfg"], p.nv["cfg"] = "config", "1"
+					} else {
+						p.cfg.CheckpointID = th.puts[round-1].cp.ID
+					}
+					th.puts = append(th.puts, p)
+					if err := write(p); err != nil {
+						failures[errKind(err)]++
+					}
+				}
+				switch {
+				case after > 0:
+					after--
+				case after < 0 && (len(failures) > 0 || evictedKeys(t, rdb) > 0):
+					after = 20
+				}
+			}
+			t.Logf("%s: failures %v; %d keys evicted", c.policy, failures, evictedKeys(t, rdb))
+			if len(failures) == 0 && evictedKeys(t, rdb) == 0 {
+				t.Fatal("Redis never filled: the test proves nothing")
+			}
+			// The operator lifts the limit (reads may evict under allkeys-*
+			// too); the callers send their failed calls again.
+			must(t, rdb.ConfigSet(ctx, "maxmemory", "0").Err())
+			for _, th := range threads {
+				for _, p := range slices.Backward(th.puts) { // newest first: children before their parents
+					if err := write(p); err != nil && !(c.loss && errors.Is(err, checkpoint.ErrDataLoss)) {
+						t.Errorf("%s %s sent again: %v", th.name, p.cp.ID, err)
+					}
+				}
+			}
+			losses := 0
+			judge := func(what string, tup *checkpoint.Tuple, err error, th *thread, p *put) {
+				t.Helper()
+				if err != nil {
+					if !c.loss || !errors.Is(err, checkpoint.ErrDataLoss) {
+						t.Errorf("%s: %v", what, err)
+					}
+					losses++
+					return
+				}
+				want := map[string]any{"cfg": "config"}
+				for _, q := range th.puts { // the value each version was written with
+					if v, ok := q.cp.ChannelValues["big"]; ok && q.cp.ChannelVersions["big"] == p.cp.ChannelVersions["big"] {
+						want["big"] = v
+					}
+				}
+				if tup.Checkpoint.ID != p.cp.ID || fmt.Sprint(tup.Checkpoint.ChannelValues) != fmt.Sprint(want) || len(tup.PendingWrites) != p.writes {
+					t.Errorf("%s: read %s with %d values and %d writes, want %s with %d and %d (a nil error)", what, tup.Checkpoint.ID,
+						len(tup.Checkpoint.ChannelValues), len(tup.PendingWrites), p.cp.ID, len(want), p.writes)
+				}
+			}
+			for _, th := range threads {
+				var stored []*put
+				for _, p := range th.puts {
+					if p.ok {
+						stored = append(stored, p)
+					}
+				}
+				if len(stored) == 0 {
+					continue
+				}
+				tup, err := s.GetTuple(ctx, checkpoint.Config{ThreadID: th.name})
+				judge(th.name+" latest", tup, err, th, stored[len(stored)-1])
+				for _, p := range stored {
+					tup, err := s.GetTuple(ctx, checkpoint.Config{ThreadID: th.name, CheckpointID: p.cp.ID})
+					judge(th.name+" by id "+p.cp.ID, tup, err, th, p)
+				}
+				i := len(stored) - 1
+				for tup, err := range s.List(ctx, checkpoint.ListQuery{ThreadID: th.name}) {
+					if err != nil || i < 0 {
+						judge(th.name+" list", tup, err, th, &put{})
+						break
+					}
+					judge(th.name+" list", tup, err, th, stored[i])
+					i--
+				}
+			}
+			t.Logf("%s: %d reads answered ErrDataLoss", c.policy, losses)
+		})
+	}
+}
