@@ -164,3 +164,76 @@ func TestFullUnderEveryPolicy(t *testing.T) {
 		})
 	}
 }
+
+// TestFullRedisRefusesWholeAndEmpties: on a full Redis under noeviction,
+// every write that would grow memory (Put to a live or a new thread,
+// PutWrites, CopyThread) is refused with the Redis OOM error and leaves
+// every key as it was, byte for byte; every operation that frees memory
+// (DeleteThread, Prune, DeleteForRuns, Sweep) runs, so that an operator
+// can always make room; once it has, writes are accepted again.
+func TestFullRedisRefusesWholeAndEmpties(t *testing.T) {
+	rdb, s := evictionServer(t, "noeviction", redissaver.Options{Shards: 2})
+	ctx := context.Background()
+	var lasts []checkpoint.Config
+	full := false
+	for th := 0; th < 400 && !full; th++ {
+		cfg := checkpoint.Config{ThreadID: fmt.Sprint("full-", th)}
+		for step := range 10 {
+			cp := checkpoint.Checkpoint{V: 4, ID: fmt.Sprintf("%06d", step),
+				ChannelValues: map[string]any{"big": strings.Repeat("f", 4000)}, ChannelVersions: map[string]string{"big": fmt.Sprint(step + 1)}}
+			next, err := s.Put(ctx, cfg, cp, checkpoint.Metadata{"step": step, "run_id": fmt.Sprint("run-", th%3)}, map[string]string{"big": fmt.Sprint(step + 1)})
+			if err != nil {
+				if !strings.Contains(err.Error(), "OOM") {
+					t.Fatalf("Put: %v, want OOM", err)
+				}
+				full = true
+				break
+			}
+			cfg = next
+		}
+		if cfg.CheckpointID != "" {
+			lasts = append(lasts, cfg)
+		}
+	}
+	if !full || len(lasts) < 4 {
+		t.Fatalf("Redis did not fill (%d threads)", len(lasts))
+	}
+	before := rawState(t, rdb, "ev")
+	for name, call := range map[string]func() error{
+		"Put to a live thread": func() error {
+			_, err := s.Put(ctx, lasts[0], checkpoint.Checkpoint{V: 4, ID: "999999", ChannelValues: map[string]any{"big": "x"},
+				ChannelVersions: map[string]string{"big": "99"}}, nil, map[string]string{"big": "99"})
+			return err
+		},
+		"Put to a new thread": func() error {
+			_, err := s.Put(ctx, checkpoint.Config{ThreadID: "new"}, checkpoint.Checkpoint{V: 4, ID: "1"}, nil, nil)
+			return err
+		},
+		"PutWrites": func() error {
+			return s.PutWrites(ctx, lasts[0], []checkpoint.Write{{Channel: "w", Value: strings.Repeat("w", 100)}}, "task", "")
+		},
+		"CopyThread": func() error { return s.CopyThread(ctx, lasts[0].ThreadID, "copy") },
+	} {
+		if err := call(); err == nil || !strings.Contains(err.Error(), "OOM") {
+			t.Errorf("%s on a full Redis: %v, want the OOM error", name, err)
+		}
+		if after := rawState(t, rdb, "ev"); !slices.Equal(after, before) {
+			t.Errorf("%s on a full Redis changed keys", name)
+		}
+	}
+	used := infoInt(t, rdb, "memory", "used_memory")
+	must(t, s.DeleteThread(ctx, lasts[0].ThreadID))
+	if _, err := s.GetTuple(ctx, lasts[0]); !errors.Is(err, checkpoint.ErrNotFound) {
+		t.Errorf("GetTuple after DeleteThread: %v, want ErrNotFound", err)
+	}
+	must(t, s.Prune(ctx, []string{lasts[1].ThreadID}, checkpoint.PruneKeepLatest))
+	must(t, s.DeleteForRuns(ctx, []string{"run-2"}))
+	_, err := s.Sweep(ctx)
+	must(t, err)
+	if freed := used - infoInt(t, rdb, "memory", "used_memory"); freed <= 0 {
+		t.Errorf("the deletions freed %d bytes", freed)
+	}
+	if _, err := s.Put(ctx, checkpoint.Config{ThreadID: "new"}, checkpoint.Checkpoint{V: 4, ID: "1"}, nil, nil); err != nil {
+		t.Errorf("Put once room was made: %v", err)
+	}
+}

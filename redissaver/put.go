@@ -150,11 +150,11 @@ func validateVersions(cp checkpoint.Checkpoint, newVersions map[string]string) e
 	return nil
 }
 
-// validateStep checks that metadata "step", when present, is an integer, so
-// that every event announcing the checkpoint decodes.
+// validateStep checks that metadata "step", when present, is an integer
+// (not null), so that every event announcing the checkpoint decodes.
 func validateStep(md checkpoint.Metadata) error {
 	step, ok := md["step"]
-	if !ok || step == nil {
+	if !ok {
 		return nil
 	}
 	switch v := step.(type) {

@@ -322,6 +322,10 @@ func TestPutRefusesNonsense(t *testing.T) {
 					_, err := s.Put(ctx, c1, checkpoint.Checkpoint{ID: checkpoint.NewID()}, checkpoint.Metadata{"step": 2.5}, nil)
 					return err
 				},
+				"null step": func() error {
+					_, err := s.Put(ctx, c1, checkpoint.Checkpoint{ID: checkpoint.NewID()}, checkpoint.Metadata{"step": nil}, nil)
+					return err
+				},
 				"boolean step": func() error {
 					_, err := s.Put(ctx, c1, checkpoint.Checkpoint{ID: checkpoint.NewID()}, checkpoint.Metadata{"step": true}, nil)
 					return err

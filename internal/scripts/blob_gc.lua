@@ -23,6 +23,7 @@
 -- Work bound: O(ARGV[7]) commands (a checkpoint's fields when marking); a sweep reads about 2 MiB of values
 --          at most (hscan_bounded), plus one HSCAN's.
 local sb, enct, gen, encns, phase, cursor = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
+may_run_full(sb) -- it frees memory: it runs on a full Redis (lib.lua)
 local budget = tonumber(ARGV[7])
 if redis.call('HGET', KEYS[1], 'g') ~= gen then return {'', '', 0} end
 local nb = sb .. 't:' .. enct .. ':g:' .. gen .. ':n:' .. encns

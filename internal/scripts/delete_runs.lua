@@ -22,6 +22,7 @@
 -- namespace set or that namespace's index.
 -- Work bound: one SSCAN of COUNT ARGV[2] (about that many members), each O(log n).
 local sb, budget = ARGV[1], tonumber(ARGV[2])
+may_run_full(sb) -- it frees memory: it runs on a full Redis (lib.lua)
 local maxlen, feedmaxlen = event_bounds(3) -- read before the first write
 local now = now_ms()
 local touched, order = {}, {} -- "thread \0 generation \0 namespace" -> {thread, generation, namespace}

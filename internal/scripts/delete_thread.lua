@@ -18,6 +18,7 @@
 -- The event gets the field "n", the number of checkpoints deleted.
 -- Work bound: O(log n) to retire, plus at most ARGV[4] units of reclaim.
 local sb, enct, budget = ARGV[1], ARGV[2], tonumber(ARGV[4])
+may_run_full(sb) -- it frees memory: it runs on a full Redis (lib.lua)
 local maxlen, feedmaxlen, event = event_spec(5)
 local now = now_ms()
 local gen, state, detail = thread_state(sb, enct, now)

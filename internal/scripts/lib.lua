@@ -78,6 +78,16 @@ local function blob_field(channel, version)
   return decimal(string.len(channel)) .. ':' .. channel .. version
 end
 
+-- Lets a script that frees memory run on a full Redis. Redis refuses a script's first write that may grow
+-- memory (ZADD, SADD, XADD...) while it is over maxmemory, and no write after the script's first one; so a
+-- script whose every write is checked beforehand is refused whole or runs whole. A script that deletes
+-- (DeleteThread, Prune, DeleteForRuns, reclaim, Sweep) calls this first: its first write is then the DEL of
+-- a key of its shard that never exists, which changes nothing and is not replicated, and what it adds while
+-- it frees (a reclaim queue entry, a keep set, an event) is allowed. O(1).
+local function may_run_full(sb)
+  redis.call('DEL', sb .. 'never')
+end
+
 -- The error every read returns for data that should exist and does not.
 local function dataloss(what)
   return redis.error_reply('DATALOSS ' .. what)

@@ -40,6 +40,7 @@
 --          the first step. "DATALOSS <what>" for a lost head, namespace index or checkpoint hash.
 -- Work bound: at most ARGV[7] namespaces, ancestors (each O(its fields)) or index entries (each O(log n)).
 local sb, enct, phase = ARGV[1], ARGV[2], ARGV[4]
+may_run_full(sb) -- it frees memory: it runs on a full Redis (lib.lua)
 local budget = tonumber(ARGV[7])
 local now = now_ms()
 local gen, state, detail = thread_state(sb, enct, now)

@@ -9,6 +9,7 @@
 -- Returns: {units used, 1 when due work remains (of the entry given, or of the shard), else 0}.
 -- Work bound: O(ARGV[2] log n).
 local sb, budget, only = ARGV[1], tonumber(ARGV[2]), ARGV[3]
+may_run_full(sb) -- it frees memory: it runs on a full Redis (lib.lua)
 local now = now_ms()
 if only ~= '' then
   if not redis.call('ZSCORE', KEYS[2], only) then return {0, 0} end

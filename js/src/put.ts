@@ -63,7 +63,7 @@ export async function putCheckpoint(o: PutOps, thread: string, config: RunnableC
   }
   const md = (metadata ?? {}) as Record<string, unknown>;
   const step = md.step;
-  if (step !== undefined && step !== null && !(typeof step === "number" && Number.isSafeInteger(step)) && typeof step !== "bigint") {
+  if (step !== undefined && !(typeof step === "number" && Number.isSafeInteger(step)) && typeof step !== "bigint") {
     throw new InvalidCheckpointError(`metadata step must be an integer, not ${JSON.stringify(step)}`);
   }
   await o.setup();

@@ -130,6 +130,7 @@ describe("errors", () => {
     const s = fresh();
     await expect(s.put({ configurable: {} }, emptyCheckpoint(), md(0), {})).rejects.toThrow(InvalidConfigError);
     await expect(s.put({ configurable: { thread_id: "t" } }, emptyCheckpoint(), md(0.5), {})).rejects.toThrow(InvalidCheckpointError);
+    await expect(s.put({ configurable: { thread_id: "t" } }, emptyCheckpoint(), { ...md(0), step: null } as any, {})).rejects.toThrow(InvalidCheckpointError);
   });
 });
 
