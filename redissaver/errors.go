@@ -17,6 +17,13 @@ var ErrInvalidOptions = errors.New("redissaver: invalid options")
 // checkpoint.ErrSerialization.
 var ErrCorrupt = fmt.Errorf("redissaver: corrupt stored data: %w", checkpoint.ErrSerialization)
 
+// ErrPrefixReset is answered by the call that finds the saver's prefix
+// emptied (Redis restarted without persistence, FLUSHALL, a failover to an
+// empty replica): every checkpoint it held is lost, and the saver created
+// the prefix again, so later calls work on an empty prefix. It wraps
+// checkpoint.ErrDataLoss (docs/operations.md, "Redis restarted empty").
+var ErrPrefixReset = fmt.Errorf("redissaver: the prefix was emptied and created again: %w", checkpoint.ErrDataLoss)
+
 func invalidOptions(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvalidOptions, fmt.Sprintf(format, args...))
 }

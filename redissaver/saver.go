@@ -92,9 +92,16 @@ func (s *Saver) LoadScripts(ctx context.Context) error {
 // checkpoint.NextVersion.
 func (s *Saver) NextVersion(current string) string { return checkpoint.NextVersion(current) }
 
-// run runs a script once (internal/scriptrun).
+// run runs a script once (internal/scriptrun). A DATALOSS error of a
+// prefix found emptied becomes ErrPrefixReset (recoverEmptied).
 func (s *Saver) run(ctx context.Context, sc *redis.Script, keys []string, args ...any) *redis.Cmd {
-	return scriptrun.Run(ctx, s.rdb, sc, keys, args...)
+	cmd := scriptrun.Run(ctx, s.rdb, sc, keys, args...)
+	if err := cmd.Err(); err != nil {
+		if rerr := s.recoverEmptied(ctx, err); rerr != err {
+			cmd.SetErr(rerr)
+		}
+	}
+	return cmd
 }
 
 // runPipelined runs one script many times in one pipeline

@@ -24,6 +24,11 @@ const (
 	TypeRunsDeleted   EventType = "runs_deleted"   // DeleteForRuns removed checkpoints of the thread
 	TypeThreadCopied  EventType = "thread_copied"  // CopyThread wrote the thread (the target)
 	TypePruned        EventType = "pruned"         // Prune with PruneKeepLatest removed checkpoints
+	// TypePrefixReset: a saver found its prefix emptied (Redis restarted
+	// without persistence, FLUSHALL, a failover to an empty replica) and
+	// created it again: every checkpoint and event before it is gone. It
+	// names no thread; it is published on every shard's feed.
+	TypePrefixReset EventType = "prefix_reset"
 )
 
 // ErrMalformedEvent is returned for a stream entry that redcheck did not
@@ -92,6 +97,8 @@ func DecodeEvent(msg redis.XMessage, ser checkpoint.Serializer) (Event, error) {
 	ev.Type = EventType(str("t"))
 	switch ev.Type {
 	case TypeCheckpoint, TypeWrites, TypeThreadDeleted, TypeRunsDeleted, TypeThreadCopied, TypePruned:
+	case TypePrefixReset:
+		return ev, nil
 	default:
 		return ev, fmt.Errorf("%w: type %q", ErrMalformedEvent, ev.Type)
 	}

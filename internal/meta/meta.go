@@ -181,3 +181,25 @@ func EvictionPolicy(ctx context.Context, rdb redis.UniversalClient) (policy stri
 	limited := maxmemory != "" && maxmemory != "0"
 	return policy, limited && strings.HasPrefix(policy, "allkeys-"), nil
 }
+
+// Emptied reports whether the prefix of l holds none of the keys a written
+// prefix always has: its meta key, its shard registries and its shards'
+// indexes of every checkpoint (Redis restarted without persistence,
+// FLUSHALL, a failover to an empty replica). One round trip; a single-key
+// EXISTS each, so that it works on a Cluster.
+func Emptied(ctx context.Context, rdb redis.UniversalClient, l keys.Layout) (bool, error) {
+	pipe := rdb.Pipeline()
+	cmds := []*redis.IntCmd{pipe.Exists(ctx, l.Meta())}
+	for n := range l.Shards() {
+		cmds = append(cmds, pipe.Exists(ctx, l.Threads(n)), pipe.Exists(ctx, l.All(n)))
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return false, fmt.Errorf("redcheck: keys of prefix %q: %w", l.Prefix(), err)
+	}
+	for _, c := range cmds {
+		if c.Val() != 0 {
+			return false, nil
+		}
+	}
+	return true, nil
+}
