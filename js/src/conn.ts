@@ -55,43 +55,26 @@ export class Conn {
   }
 
   /**
-   * runTx runs a script in one MULTI/EXEC after the commands before (on one
-   * key's node: every key shares its slot): EVALSHA, and the same
-   * transaction with EVAL when Redis does not have the script cached
-   * (NOSCRIPT: the script did not run; the commands before must be
-   * idempotent). It answers the script's reply, throws its error, and throws
-   * the transaction's error when Redis discarded it (EXECABORT: nothing ran).
-   */
-  async runTx(script: Script, before: Arg[][], keys: Arg[], args: Arg[]): Promise<Reply> {
-    const tail = [String(keys.length), ...keys, ...args];
-    const key = str(keys[keys.length - 1]);
-    for (const call of [["EVALSHA", script.sha], ["EVAL", script.source]]) {
-      let replies: unknown[];
-      try {
-        replies = await this.transaction(key, [...before, [...call, ...tail]]);
-      } catch (e) {
-        const rs = (e as { replies?: unknown[] }).replies;
-        if (rs === undefined) throw e; // the transaction itself failed
-        replies = rs; // a command failed
-      }
-      const r = replies[before.length];
-      if (r instanceof Error) {
-        if (r.message.startsWith("NOSCRIPT") && call[0] === "EVALSHA") continue;
-        throw r;
-      }
-      const failed = replies.slice(0, before.length).find((x) => x instanceof Error);
-      if (failed !== undefined) throw failed;
-      return (r ?? null) as Reply;
-    }
-    throw new Error("redcheck: unreachable");
-  }
-
-  /**
    * run runs a script: EVALSHA, and EVAL when Redis does not have it cached
    * (NOSCRIPT is answered before the script runs, so nothing is sent twice
    * that may have run).
    */
   async run(script: Script, keys: Arg[], args: Arg[]): Promise<Reply> {
+    try {
+      return await this.#run(script, keys, args);
+    } catch (e) {
+      if (e instanceof Error && e.message.startsWith("DATALOSS") && this.onDataLoss) throw await this.onDataLoss(e);
+      throw e;
+    }
+  }
+
+  /**
+   * onDataLoss, when set, answers for a script's DATALOSS error the error to
+   * throw (RedcheckSaver: a prefix found emptied is created again).
+   */
+  onDataLoss?: (err: Error) => Promise<Error>;
+
+  async #run(script: Script, keys: Arg[], args: Arg[]): Promise<Reply> {
     const tail = [String(keys.length), ...keys, ...args];
     const first = keys[0];
     try {

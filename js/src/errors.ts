@@ -19,6 +19,13 @@ export class DataLossError extends RedcheckError {
   }
 }
 
+/**
+ * The call found the saver's prefix emptied (Redis restarted without persistence, FLUSHALL, a failover
+ * to an empty replica): every checkpoint it held is lost, and the saver created the prefix again, so later
+ * calls work on an empty prefix (Go: redissaver.ErrPrefixReset).
+ */
+export class PrefixResetError extends DataLossError {}
+
 /** The thread or checkpoint does not exist (Go: checkpoint.ErrNotFound). */
 export class NotFoundError extends RedcheckError {
   constructor(message: string, options?: { cause?: unknown }) {
@@ -49,12 +56,14 @@ export class CorruptError extends RedcheckError {
 
 /** scriptError maps a script's error reply to the error of its code. */
 export function scriptError(op: string, err: unknown): Error {
+  if (err instanceof RedcheckError) return err;
   const msg = err instanceof Error ? err.message : String(err);
   const strip = (p: string) => msg.slice(p.length + 1);
   if (msg.startsWith("DATALOSS ")) return new DataLossError(`${op}: ${strip("DATALOSS")} is missing`, { cause: err });
   if (msg.startsWith("CYCLE ")) return new DataLossError(`${op}: ${strip("CYCLE")}`, { cause: err });
   if (msg.startsWith("CHANGED")) return new DataLossError(`${op}: the thread was deleted or replaced, or a checkpoint of the walk deleted, during the walk (${msg})`, { cause: err });
   if (msg.startsWith("REPARENT ")) return new InvalidCheckpointError(`${op}: ${strip("REPARENT")}`, { cause: err });
+  if (msg.startsWith("NOCHECKPOINT ")) return new InvalidCheckpointError(`${op}: ${strip("NOCHECKPOINT")}`, { cause: err });
   if (msg.startsWith("NOTFOUND ")) return new NotFoundError(`${op}: ${strip("NOTFOUND")}`, { cause: err });
   if (msg.startsWith("EXISTS ")) return new InvalidConfigError(`${op}: ${strip("EXISTS")}`, { cause: err });
   return new RedcheckError("REDIS", `${op}: ${msg}`, { cause: err });

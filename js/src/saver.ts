@@ -25,6 +25,7 @@ import {
   CorruptError,
   DataLossError,
   InvalidConfigError,
+  PrefixResetError,
   RedcheckError,
   scriptError,
 } from "./errors.js";
@@ -71,6 +72,7 @@ export class RedcheckSaver extends BaseCheckpointSaver {
   constructor(client: RedisConnection, options: RedcheckSaverOptions = {}) {
     super(options.serde ?? new JsonPlusSerializer());
     this.#conn = new Conn(client);
+    this.#conn.onDataLoss = (e) => this.#recoverEmptied(e);
     this.layout = new Layout(options.prefix ?? DEFAULTS.prefix, options.shards ?? 0);
     const ev = options.events ?? {};
     const o = {
@@ -161,6 +163,14 @@ export class RedcheckSaver extends BaseCheckpointSaver {
         throw new InvalidConfigError(`the server's maxmemory-policy ${JSON.stringify(policy)} may evict the saver's keys; use noeviction or a volatile-* policy, or set acceptEviction`);
       }
     }
+    await this.#ensurePrefix();
+  }
+
+  /**
+   * #ensurePrefix writes the prefix's meta key when the prefix is new, and refuses a prefix written with
+   * another format or shard count (Go: meta.Ensure).
+   */
+  async #ensurePrefix(): Promise<void> {
     // A new prefix (no meta key): every shard's registry gets its marker member "" first (no thread is
     // ""; a registry without it was lost whole: thread_state in lib.lua), then the meta key, in one
     // MULTI, as the Go side's internal/meta does.
@@ -188,6 +198,31 @@ export class RedcheckSaver extends BaseCheckpointSaver {
     if (got.shards !== String(this.layout.shards)) {
       throw new InvalidConfigError(`prefix ${JSON.stringify(this.layout.prefix)} was written with ${got.shards} shards (meta key ${key}), not ${this.layout.shards}: set shards to ${got.shards}`);
     }
+  }
+
+  /**
+   * #recoverEmptied answers for a script's DATALOSS error: when the prefix holds none of its meta key, shard
+   * registries and shard indexes (Redis restarted without persistence, FLUSHALL, a failover to an empty
+   * replica), it creates the prefix again, publishes a prefix_reset event on every shard's feed and answers
+   * PrefixResetError; later calls work on the empty prefix. Any other loss is answered as the script said
+   * (Go: redissaver's recoverEmptied).
+   */
+  async #recoverEmptied(err: Error): Promise<Error> {
+    const l = this.layout;
+    const keys = [l.meta()];
+    for (let n = 0; n < l.shards; n++) keys.push(l.threads(n), l.all(n));
+    const found = await Promise.all(keys.map((k) => this.#conn.send(k, ["EXISTS", k])));
+    if (found.some((x) => num(x) !== 0)) return err;
+    try {
+      await this.#ensurePrefix();
+      if (!this.#opts.events.disabled) {
+        await Promise.all(Array.from({ length: l.shards }, (_, n) =>
+          this.#conn.send(l.feed(n), ["XADD", l.feed(n), "MAXLEN", "~", String(this.#opts.events.feedMaxLen), "*", "t", "prefix_reset"])));
+      }
+    } catch (e) {
+      return new PrefixResetError(`the prefix was emptied (${err.message}); creating it again failed: ${e instanceof Error ? e.message : String(e)}`, { cause: err });
+    }
+    return new PrefixResetError(`the prefix was emptied and created again (${err.message})`, { cause: err });
   }
 
   /**

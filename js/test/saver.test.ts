@@ -7,7 +7,7 @@ import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { RESP_TYPES, createClient } from "redis";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { DataLossError, InvalidCheckpointError, InvalidConfigError, NotFoundError, RedcheckSaver } from "../src/index.js";
+import { DataLossError, InvalidCheckpointError, InvalidConfigError, NotFoundError, PrefixResetError, RedcheckSaver } from "../src/index.js";
 import { INLINE_BYTES } from "../src/outoflua.js";
 
 const url = inject("redisUrl");
@@ -135,6 +135,29 @@ describe("errors", () => {
 });
 
 describe("lost data", () => {
+  it("a prefix emptied (Redis restarted without persistence) is told once with PrefixResetError, then works", async () => {
+    const s = fresh();
+    const thread = { configurable: { thread_id: "before" } };
+    await s.put(thread, { ...emptyCheckpoint(), id: uuid6(1) }, md(0), {});
+    const keys: string[] = [];
+    let cursor = "0";
+    do {
+      const r = await client.scan(cursor, { MATCH: `${s.layout.prefix}:*`, COUNT: 1000 });
+      cursor = String(r.cursor);
+      keys.push(...r.keys);
+    } while (cursor !== "0");
+    await client.del(keys);
+    const after = { configurable: { thread_id: "after" } };
+    const err = await s.put(after, { ...emptyCheckpoint(), id: uuid6(2) }, md(0), {}).catch((e) => e);
+    expect(err).toBeInstanceOf(PrefixResetError);
+    expect(err).toBeInstanceOf(DataLossError);
+    const cfg = await s.put(after, { ...emptyCheckpoint(), id: uuid6(3) }, md(0), {});
+    expect((await s.getTuple(after))!.checkpoint.id).toBe(cfg.configurable!.checkpoint_id);
+    expect(await s.getTuple(thread)).toBeUndefined();
+    const feeds = await Promise.all(Array.from({ length: s.layout.shards }, (_, n) => client.xRange(s.layout.feed(n), "-", "+")));
+    expect(feeds.every((f) => f.some((e) => e.message.t === "prefix_reset"))).toBe(true);
+  });
+
   it("each key of a thread lost in turn: every read, and a copy, answers what it did or DataLossError", async () => {
     const s = fresh();
     const root = await chain(s, "victim", 3, { run: () => "r" });
@@ -268,7 +291,7 @@ describe("options", () => {
     expect(listed).toEqual([r1, r0]);
     const missing = uuid6(9);
     await expect(s.put({ configurable: { thread_id: "inplace", checkpoint_id: missing } }, { ...emptyCheckpoint(), id: missing }, md(1), {}))
-      .rejects.toThrow(/not stored/);
+      .rejects.toThrow(InvalidCheckpointError);
   });
 
   it("fromUrl owns its client", async () => {
