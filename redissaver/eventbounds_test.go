@@ -84,7 +84,7 @@ func TestDeleteRunsEventMaxlen(t *testing.T) {
 			l := keys.Of(s)
 			call := func(maxlen string) error {
 				return scriptrun.Run(ctx, rdb, scriptrun.DeleteRuns, []string{l.Run(0, "r1")},
-					l.ShardBase(0), 128, maxlen, 10, codec.JoinNames([]string{"r1"}), "0").Err()
+					l.ShardBase(0), 128, maxlen, 10, codec.JoinNames([]string{"r1"}), "0", 3_600_000).Err()
 			}
 			events := rdb.XLen(ctx, l.Events("runs")).Val()
 			before := rawState(t, rdb, l.Prefix())

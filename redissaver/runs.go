@@ -59,7 +59,8 @@ func (s *Saver) DeleteForRuns(ctx context.Context, runIDs []string) error {
 	for len(pending) > 0 {
 		calls := make([]scriptCall, len(pending))
 		for i, p := range pending {
-			calls[i] = scriptCall{keys: []string{p.key}, args: []any{s.layout.ShardBase(p.shard), runBudget, maxlen, feedMaxlen, names, p.cursor}}
+			calls[i] = scriptCall{keys: []string{p.key}, args: []any{s.layout.ShardBase(p.shard), runBudget, maxlen, feedMaxlen, names, p.cursor,
+				s.opts.Events.RetainDeleted.Milliseconds()}}
 		}
 		cmds, err := s.runPipelined(ctx, scriptrun.DeleteRuns, calls)
 		if err != nil {

@@ -25,12 +25,19 @@
 local sb, enct, gen, encns, phase, cursor = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 may_run_full(sb) -- it frees memory: it runs on a full Redis (lib.lua)
 local budget = tonumber(ARGV[7])
-if redis.call('HGET', KEYS[1], 'g') ~= gen then return {'', '', 0} end
 local nb = sb .. 't:' .. enct .. ':g:' .. gen .. ':n:' .. encns
 local keep = nb .. ':keep'
 local owner = '\0' .. ARGV[8] -- no blob field starts with the byte 0
+if redis.call('HGET', KEYS[1], 'g') ~= gen then
+  -- The job ends; its keep set goes with it (the namespace may have left the generation's set, whose
+  -- reclaim would not find it).
+  if redis.call('SISMEMBER', keep, owner) == 1 then redis.call('DEL', keep) end
+  return {'', '', 0}
+end
 if phase == 'mark' then
-  if cursor == '' then
+  if cursor == '' and redis.call('EXISTS', nb .. ':idx') == 0 then
+    return {'', '', 0} -- the namespace was emptied (its values with it): nothing to reclaim, no keep set made
+  elseif cursor == '' then
     redis.call('DEL', keep)
     redis.call('SADD', keep, owner)
   elseif redis.call('SISMEMBER', keep, owner) == 0 then

@@ -7,6 +7,7 @@
 -- ARGV[3] stream maxlen (0 or less: no events), ARGV[4] feed maxlen
 -- ARGV[5] the run ids of the call, for the events: len ":" run id, repeated
 -- ARGV[6] the SSCAN cursor of the run index ("0" to start)
+-- ARGV[7] how long (ms) the event stream of a thread this step empties stays, as after DeleteThread
 -- Returns: {next cursor ("0" when the scan is over), then triples encoded thread, generation, encoded namespace
 --          of the namespaces that lost checkpoints and still hold some}. Each thread that lost checkpoints gets
 --          an event {t runs_deleted, th thread, runs ARGV[5], n count} in its stream and the shard's feed.
@@ -16,7 +17,7 @@
 -- this run stays: a retired generation's checkpoints leave it when their reclaim deletes them, and a copy's
 -- staging generation becomes its target's at the commit (removed now, the copied checkpoint would be in no
 -- run index: a later call would not find it). A namespace left without checkpoints goes, and so does a thread
--- left without namespaces. Checkpoints put to the run while the scan runs may or may not be deleted.
+-- left without namespaces (its event stream then expires after ARGV[7] ms). Checkpoints put to the run while the scan runs may or may not be deleted.
 -- Errors, before anything is written: "DATALOSS <what>" when a thread a member names has a head without its
 -- registry entry (or the reverse), or a live thread whose checkpoint the step would delete lacks its
 -- namespace set or that namespace's index.
@@ -24,9 +25,12 @@
 local sb, budget = ARGV[1], tonumber(ARGV[2])
 may_run_full(sb) -- it frees memory: it runs on a full Redis (lib.lua)
 local maxlen, feedmaxlen = event_bounds(3) -- read before the first write
+local retain = tonumber(ARGV[7])
+if not retain or retain < 1 then return redis.error_reply('BADARGS retention ' .. tostring(ARGV[7])) end
 local now = now_ms()
 local touched, order = {}, {} -- "thread \0 generation \0 namespace" -> {thread, generation, namespace}
 local perthread = {} -- thread -> checkpoints deleted
+local retired = {} -- threads this step emptied
 local current = {}
 local scan = redis.call('SSCAN', KEYS[1], ARGV[6], 'COUNT', budget)
 -- Every check first, then every write: Redis does not roll a script back. A thread whose head or registry
@@ -70,11 +74,12 @@ for _, key in ipairs(order) do
   local gb = sb .. 't:' .. t[1] .. ':g:' .. t[2]
   local nb = gb .. ':n:' .. t[3]
   if redis.call('EXISTS', nb .. ':idx') == 0 then
-    redis.call('UNLINK', nb .. ':blobs', nb .. ':keep')
+    redis.call('UNLINK', nb .. ':blobs', nb .. ':keep', nb .. ':pkeep', nb .. ':need')
     redis.call('SREM', gb .. ':ns', t[3])
     if redis.call('EXISTS', gb .. ':ns') == 0 then
       retire(sb, t[1], t[2], now)
       reclaim_gen(sb, t[1] .. '\0' .. t[2], 4)
+      retired[#retired + 1] = t[1]
     end
   else
     out[#out + 1] = t[1]
@@ -88,4 +93,6 @@ if maxlen ~= '0' then
       't', 'runs_deleted', 'th', enct, 'runs', ARGV[5], 'n', tostring(n))
   end
 end
+-- An emptied thread's stream outlives it by ARGV[7] ms, as a deleted thread's does; nothing else owns it.
+for _, enct in ipairs(retired) do redis.call('PEXPIRE', sb .. 't:' .. enct .. ':events', retain) end
 return out

@@ -11,7 +11,7 @@
 -- ARGV[4] reclaim budget: units of work (checkpoints dropped) this call may spend
 -- ARGV[5 ..] event spec: stream maxlen (0: no event), feed maxlen, e, then e event field/value pairs
 -- Returns: {checkpoints the thread held (0 for an unknown or expired thread, which is announced by no
---          event), the reclaim queue entry of the retired generation ("" when none), 1 when that
+--          event; an unknown thread's stream without a TTL gets ARGV[3]), the reclaim queue entry of the retired generation ("" when none), 1 when that
 --          generation is fully reclaimed, else 0}.
 --          "DATALOSS <what>" when the thread's head is missing while its registry entry remains: the
 --          registry entry is removed, but the keys of its generation cannot be found.
@@ -22,7 +22,12 @@ may_run_full(sb) -- it frees memory: it runs on a full Redis (lib.lua)
 local maxlen, feedmaxlen, event = event_spec(5)
 local now = now_ms()
 local gen, state, detail = thread_state(sb, enct, now)
-if state == 'none' then return {0, '', 1} end
+if state == 'none' then
+  -- An unknown thread's stream (one emptied by an earlier version, or by hand) gets the deleted thread's TTL
+  -- unless it has one: it would outlive every owner.
+  if redis.call('PTTL', KEYS[4]) == -1 then redis.call('PEXPIRE', KEYS[4], tonumber(ARGV[3])) end
+  return {0, '', 1}
+end
 if state == 'lost' and not gen then
   retire(sb, enct, nil, now)
   return dataloss(detail)

@@ -45,7 +45,14 @@ local budget = tonumber(ARGV[7])
 local now = now_ms()
 local gen, state, detail = thread_state(sb, enct, now)
 if state == 'lost' then return dataloss(detail) end
-if state ~= 'live' or (ARGV[3] ~= '' and ARGV[3] ~= gen) then return {''} end
+if state ~= 'live' or (ARGV[3] ~= '' and ARGV[3] ~= gen) then
+  -- The job ends: a keep set it planned in a namespace goes with it.
+  if ARGV[3] ~= '' and (phase == 'plan' or phase == 'drop') then
+    local pkeep = sb .. 't:' .. enct .. ':g:' .. ARGV[3] .. ':n:' .. ARGV[5] .. ':pkeep'
+    if redis.call('SISMEMBER', pkeep, '\0' .. ARGV[9]) == 1 then redis.call('DEL', pkeep) end
+  end
+  return {''}
+end
 local gb = sb .. 't:' .. enct .. ':g:' .. gen
 
 if phase == 'namespaces' then
@@ -106,9 +113,10 @@ if ARGV[6] == '' then
     local f = flat[i]
     if string.sub(f, 1, 2) == 'c:' then
       local ch = string.sub(f, 3)
-      local v = redis.call('HGET', blobs, blob_field(ch, flat[i + 1]))
-      if not v then return dataloss('value ' .. blob_field(ch, flat[i + 1]) .. ' in ' .. blobs) end
-      if v == '' then
+      -- The value's size only (a value never enters Lua): 0 is the empty marker, or no field at all.
+      local bf = blob_field(ch, flat[i + 1])
+      if redis.call('HSTRLEN', blobs, bf) == 0 then
+        if redis.call('HEXISTS', blobs, bf) == 0 then return dataloss('value ' .. bf .. ' in ' .. blobs) end
         open[ch] = true
         nopen = nopen + 1
       end
@@ -135,30 +143,28 @@ while cur and nopen > 0 and steps < budget do
     break
   end
   local cpkey = nb .. ':cp:' .. cur
-  local pf = redis.call('HGETALL', cpkey)
-  if #pf == 0 then
+  -- The fields the walk needs only (not the pending writes, nor any value): v (every checkpoint has it),
+  -- the parent, and the versions of the channels still open.
+  local names, chs = {'v', 'p'}, {}
+  for ch in pairs(open) do
+    chs[#chs + 1] = ch
+    names[#names + 1] = 'c:' .. ch
+  end
+  local pf = redis.call('HMGET', cpkey, unpack(names))
+  if not pf[1] then
     if redis.call('ZSCORE', nb .. ':idx', cur) then return dataloss('checkpoint hash ' .. cpkey) end
     cur = nil
     break
   end
   redis.call('SADD', pkeep, cur)
-  local nextp = nil
-  for i = 1, #pf, 2 do
-    local f = pf[i]
-    if string.sub(f, 1, 2) == 'c:' then
-      local ch = string.sub(f, 3)
-      if open[ch] then
-        local v = redis.call('HGET', blobs, blob_field(ch, pf[i + 1]))
-        if v and v ~= '' then
-          open[ch] = nil
-          nopen = nopen - 1
-        end
-      end
-    elseif f == 'p' then
-      nextp = pf[i + 1]
+  for j, ch in ipairs(chs) do
+    local ver = pf[j + 2]
+    if ver and redis.call('HSTRLEN', blobs, blob_field(ch, ver)) > 0 then -- holds a value: the channel's seed
+      open[ch] = nil
+      nopen = nopen - 1
     end
   end
-  cur = nextp
+  cur = pf[2] or nil
 end
 local out = {gen, '', latest}
 if cur and nopen > 0 then

@@ -22,6 +22,8 @@ export interface Ops {
   ttl: number;
   eventSpec(fields: Arg[]): Arg[];
   eventBounds(): [string, string];
+  /** How long (ms) a deleted thread's event stream stays. */
+  retainDeletedMs: number;
   deleteThread(threadId: string): Promise<void>;
 }
 
@@ -52,7 +54,7 @@ export async function deleteForRuns(o: Ops, runIds: string[]): Promise<void> {
   const refs: NsRef[] = [];
   while (pending.length > 0) {
     const replies = await Promise.all(pending.map((p) =>
-      o.conn.run(scripts.deleteRuns, [p.key], [o.layout.shardBase(p.shard), String(RUN_BUDGET), maxLen, feedMaxLen, names, p.cursor])
+      o.conn.run(scripts.deleteRuns, [p.key], [o.layout.shardBase(p.shard), String(RUN_BUDGET), maxLen, feedMaxLen, names, p.cursor, String(o.retainDeletedMs)])
         .catch((e) => { throw scriptError("delete for runs", e); })));
     const next: typeof pending = [];
     replies.forEach((res, i) => {

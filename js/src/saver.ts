@@ -573,7 +573,7 @@ export class RedcheckSaver extends BaseCheckpointSaver {
   }
 
   #ops(): Ops {
-    return { conn: this.#conn, layout: this.layout, ttl: this.#opts.ttl, eventSpec: (f) => eventSpec(this.#opts.events, f), eventBounds: () => eventBounds(this.#opts.events), deleteThread: (t) => this.deleteThread(t) };
+    return { conn: this.#conn, layout: this.layout, ttl: this.#opts.ttl, eventSpec: (f) => eventSpec(this.#opts.events, f), eventBounds: () => eventBounds(this.#opts.events), retainDeletedMs: this.#opts.events.retainDeletedMs, deleteThread: (t) => this.deleteThread(t) };
   }
 
   /**
