@@ -31,7 +31,7 @@ demo: ## Run the quickstart example
 # one package at a time and without the race detector: other packages'
 # tests running beside them on a 2-core machine preempt redis-server for
 # tens of milliseconds and would be read as blocking.
-BLOCKING_TESTS := TestBoundedAtScale|TestBoundedWork|TestGapHandlingBlocksNothing
+BLOCKING_TESTS := TestBoundedAtScale|TestBoundedWidePrune|TestBoundedWork|TestGapHandlingBlocksNothing
 
 test: ## go vet, then all tests with the race detector (both tiers), then the Redis-blocking measurements alone
 	$(GO) vet ./...
@@ -64,9 +64,10 @@ test-js: ## TypeScript client (js/) and examples/langgraphjs: npm ci, build, vit
 test-race: ## Same as test: every test runs with the race detector
 	$(MAKE) --no-print-directory test
 
-scale: ## TestBoundedAtScale at 200,000 and 1,000,000 checkpoints per thread (not in CI; about 20 min)
+scale: ## TestBoundedAtScale at 200,000 and 1,000,000 checkpoints per thread, TestBoundedWidePrune at 100,000 (not in CI; about 20 min)
 	REDCHECK_SCALE=200000 $(GO) test -count=1 -run TestBoundedAtScale -timeout 60m -v ./redissaver/
 	REDCHECK_SCALE=1000000 $(GO) test -count=1 -run TestBoundedAtScale -timeout 120m -v ./redissaver/
+	REDCHECK_WIDE=100000 $(GO) test -count=1 -run TestBoundedWidePrune -timeout 30m -v ./redissaver/
 
 soak: ## 10-minute soak on a dedicated redis-server: Redis memory and goroutines must stay flat (not in CI)
 	REDCHECK_SOAK=$(or $(SOAK),10m) $(GO) test -count=1 -run TestSoak -timeout 30m -v ./redissaver/

@@ -31,14 +31,14 @@ local owner = '\0' .. ARGV[8] -- no blob field starts with the byte 0
 if redis.call('HGET', KEYS[1], 'g') ~= gen then
   -- The job ends; its keep set goes with it (the namespace may have left the generation's set, whose
   -- reclaim would not find it).
-  if redis.call('SISMEMBER', keep, owner) == 1 then redis.call('DEL', keep) end
+  if redis.call('SISMEMBER', keep, owner) == 1 then redis.call('UNLINK', keep) end
   return {'', '', 0}
 end
 if phase == 'mark' then
   if cursor == '' and redis.call('EXISTS', nb .. ':idx') == 0 then
     return {'', '', 0} -- the namespace was emptied (its values with it): nothing to reclaim, no keep set made
   elseif cursor == '' then
-    redis.call('DEL', keep)
+    redis.call('UNLINK', keep)
     redis.call('SADD', keep, owner)
   elseif redis.call('SISMEMBER', keep, owner) == 0 then
     return {'', '', 0}
@@ -47,12 +47,20 @@ if phase == 'mark' then
   if cursor ~= '' then min = '(' .. cursor end
   local ids = redis.call('ZRANGEBYLEX', nb .. ':idx', min, '+', 'LIMIT', 0, budget)
   for _, id in ipairs(ids) do
-    local flat = redis.call('HGETALL', nb .. ':cp:' .. id)
-    local fields = {}
-    for i = 1, #flat, 2 do
-      if string.sub(flat[i], 1, 2) == 'c:' then fields[#fields + 1] = blob_field(string.sub(flat[i], 3), flat[i + 1]) end
+    -- The versions only: the names, then the "c:" fields (pending writes' values never enter Lua).
+    local cpkey = nb .. ':cp:' .. id
+    local cs = {}
+    for _, f in ipairs(redis.call('HKEYS', cpkey)) do
+      if string.sub(f, 1, 2) == 'c:' then cs[#cs + 1] = f end
     end
-    if #fields > 0 then chunked('SADD', keep, fields, 1000) end
+    if #cs > 0 then
+      local vers = chunked('HMGET', cpkey, cs, 1000)
+      local fields = {}
+      for j, f in ipairs(cs) do
+        if vers[j] then fields[#fields + 1] = blob_field(string.sub(f, 3), vers[j]) end
+      end
+      if #fields > 0 then chunked('SADD', keep, fields, 1000) end
+    end
   end
   if #ids < budget then return {'sweep', '0', 0} end
   return {'mark', ids[#ids], 0}
@@ -66,7 +74,7 @@ for i = 1, #r[2], 2 do
 end
 if #drop > 0 then chunked('HDEL', nb .. ':blobs', drop, 1000) end
 if r[1] == '0' then
-  redis.call('DEL', keep)
+  redis.call('UNLINK', keep)
   return {'', '', #drop}
 end
 return {'sweep', r[1], #drop}

@@ -49,7 +49,7 @@ if state ~= 'live' or (ARGV[3] ~= '' and ARGV[3] ~= gen) then
   -- The job ends: a keep set it planned in a namespace goes with it.
   if ARGV[3] ~= '' and (phase == 'plan' or phase == 'drop') then
     local pkeep = sb .. 't:' .. enct .. ':g:' .. ARGV[3] .. ':n:' .. ARGV[5] .. ':pkeep'
-    if redis.call('SISMEMBER', pkeep, '\0' .. ARGV[9]) == 1 then redis.call('DEL', pkeep) end
+    if redis.call('SISMEMBER', pkeep, '\0' .. ARGV[9]) == 1 then redis.call('UNLINK', pkeep) end
   end
   return {''}
 end
@@ -125,7 +125,7 @@ if ARGV[6] == '' then
     end
   end
   -- The plan is this job's from here (checked first: a lost hash or value leaves no plan behind).
-  redis.call('DEL', pkeep)
+  redis.call('UNLINK', pkeep)
   redis.call('SADD', pkeep, owner, latest)
 else
   if redis.call('SISMEMBER', pkeep, owner) == 0 then return {gen, '', ''} end
