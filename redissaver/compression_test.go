@@ -13,7 +13,6 @@ import (
 
 	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/graphstate/redcheck/checkpoint/checkpointtest"
-	mb "github.com/graphstate/redcheck/internal/member"
 	"github.com/graphstate/redcheck/internal/redistest"
 	"github.com/graphstate/redcheck/redissaver"
 	"github.com/graphstate/redcheck/stream"
@@ -48,9 +47,7 @@ func rawValues(t *testing.T, rdb redis.UniversalClient, prefix string) map[strin
 		switch {
 		case strings.HasSuffix(k, ":blobs"):
 			for f, v := range rdb.HGetAll(ctx, k).Val() {
-				if !mb.IsAlias(v) {
-					out[k+" "+f] = v
-				}
+				out[k+" "+f] = v
 			}
 		case strings.Contains(k, ":cp:"):
 			for f, v := range rdb.HGetAll(ctx, k).Val() {

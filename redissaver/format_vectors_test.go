@@ -209,7 +209,6 @@ func buildFieldsDoc(t *testing.T) fieldsDoc {
 		{"a:b", "2:c"},
 		{"日本語", "v1"},
 		{"nul\x00ch", "7"},
-		{"messages", "000000000002.5eed5eed" + mb.Staged("k3v7b2qx9mna4")}, // staged by a Put
 	} {
 		doc.BlobFields = append(doc.BlobFields, blobFieldVec{Channel: formatvec.B(b.ch), Version: b.ver, Field: formatvec.B(mb.Blob(b.ch, b.ver))})
 	}

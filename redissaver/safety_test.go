@@ -487,21 +487,15 @@ func must(t *testing.T, err error) {
 }
 
 // storedBlobField returns the field of values hash key that holds the value
-// of channel ch at version ver: mb.Blob(ch, ver), or that field followed by
-// the byte 0 and the call token of the Put that staged it.
+// of channel ch at version ver, mb.Blob(ch, ver), failing t when it is not
+// there.
 func storedBlobField(t *testing.T, rdb redis.UniversalClient, key, ch, ver string) string {
 	t.Helper()
-	fields, err := rdb.HGetAll(context.Background(), key).Result()
-	if err != nil {
-		t.Fatal(err)
+	f := mb.Blob(ch, ver)
+	if n, err := rdb.HExists(context.Background(), key, f).Result(); err != nil || !n {
+		t.Fatalf("no value of channel %q version %q in %s (%v)", ch, ver, key, err)
 	}
-	for f, v := range fields {
-		if mb.BlobOf(f, ch, ver) && !mb.IsAlias(v) {
-			return f
-		}
-	}
-	t.Fatalf("no value of channel %q version %q in %s", ch, ver, key)
-	return ""
+	return f
 }
 
 // TestUnserializableWrapsBoth: a value the serializer refuses is

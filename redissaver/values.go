@@ -110,7 +110,7 @@ func (s *Saver) readValues(ctx context.Context, op string, items []cpReply) erro
 		for k, ok := range r.oks {
 			// A checkpoint deleted or put again since the script read it:
 			// its values may have been deleted, and their fields written
-			// again (an alias, the empty marker) by later Puts.
+			// again (another value, the empty marker) by later Puts.
 			if errors.Is(ok.Err(), redis.Nil) || ok.Val() != r.tokens[k] {
 				return errValueGone
 			}

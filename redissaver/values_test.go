@@ -274,12 +274,11 @@ func TestListValueGoneBetweenRoundTrips(t *testing.T) {
 
 // TestListValueWrittenAgainBetweenRoundTrips: between a page's two round
 // trips, a checkpoint of the page is deleted (DeleteForRuns), the reclaim
-// removes the value it alone pointed to, stored under its plain version
-// (a Put through the script writes it there), and a later Put writes that
-// field again: an alias of a value it staged under the same version, or the
-// empty marker of a version it names without a value. The page's HMGET then
-// reads that, not the deleted checkpoint's value: it must not answer it (an
-// alias is no value; the marker would read the channel absent). The token of
+// removes the value it alone pointed to, and a later Put writes that field
+// again: another value under the same version, or the empty marker of a
+// version it names without a value. The page's HMGET then reads that, not
+// the deleted checkpoint's value: it must not answer it (the marker would
+// read the channel absent). The token of
 // each checkpoint, read in the same transaction, tells that it went, and the
 // script reads the page again.
 func TestListValueWrittenAgainBetweenRoundTrips(t *testing.T) {
@@ -289,7 +288,7 @@ func TestListValueWrittenAgainBetweenRoundTrips(t *testing.T) {
 			values map[string]any // what the later Put writes of version "9" of "step"
 			nv     map[string]string
 		}{
-			{"an alias", map[string]any{"step": "nine again"}, map[string]string{"step": "9"}},
+			{"another value", map[string]any{"step": "nine again"}, map[string]string{"step": "9"}},
 			{"the empty marker", map[string]any{}, map[string]string{}},
 		} {
 			t.Run(b.name+"/"+c.name, func(t *testing.T) {

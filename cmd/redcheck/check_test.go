@@ -76,7 +76,7 @@ func TestCheckCommand(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, f := range fields {
-				if mb.BlobOf(f, "c", "2") {
+				if f == mb.Blob("c", "2") {
 					if err := rdb.HDel(context.Background(), blob, f).Err(); err != nil {
 						t.Fatal(err)
 					}

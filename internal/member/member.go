@@ -22,30 +22,6 @@ func Blob(channel, version string) string {
 	return strconv.Itoa(len(channel)) + ":" + channel + version
 }
 
-// Staged is the suffix of a version whose value a Put staged with plain
-// commands (put.lua): the byte 0 and the Put's call token. A checkpoint's
-// "c:" field holds version+Staged(token), and the value's field is
-// Blob(channel, version+Staged(token)).
-func Staged(token string) string { return Sep + token }
-
-// Alias is what put.lua stores under the plain field Blob(channel, version)
-// of a value it staged under Blob(channel, version+Staged(token)), unless
-// that field holds something already: ">" and the token. A Put naming the
-// version without its parent naming it (LangGraph's fork) finds the value
-// through it. No stored value starts with ">"; no "c:" field points to an
-// alias.
-func Alias(token string) string { return ">" + token }
-
-// IsAlias reports whether a values-hash value is an Alias.
-func IsAlias(value string) bool { return strings.HasPrefix(value, ">") }
-
-// BlobOf reports whether field holds the value of channel at version:
-// Blob(channel, version), plain or staged by a Put.
-func BlobOf(field, channel, version string) bool {
-	plain := Blob(channel, version)
-	return field == plain || strings.HasPrefix(field, plain+Sep)
-}
-
 // Of is an entry of the All and Run indexes: id \0 Encode(thread) \0
 // Encode(ns) \0 generation.
 func Of(id, threadID, ns, gen string) string {

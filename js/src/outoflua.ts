@@ -88,7 +88,7 @@ export async function readValues(conn: Conn, layout: Layout, reads: CheckpointRe
   keys.forEach((k, i) => {
     const [values, ...tokens] = replies[i]!;
     // A checkpoint deleted or put again since the script read it: its values may have been deleted, and their
-    // fields written again (an alias, the empty marker) by later Puts.
+    // fields written again (another value, the empty marker) by later Puts.
     const want = byKey.get(k)!;
     tokens.forEach((t, j) => {
       if (t === null || t === undefined || want.tokens[j] === undefined || str(t) !== want.tokens[j]) throw new ValueGone();

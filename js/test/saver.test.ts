@@ -564,7 +564,7 @@ describe("values out of Lua", () => {
     expect(hmgets(rec.sent).map((c) => c.length - 2)).toEqual([1 + 2]); // the namespace "" only
   });
 
-  it("a checkpoint deleted between the two reads, whose value's field a later put wrote again (an alias), is not answered", async () => {
+  it("a checkpoint deleted between the two reads, whose value's field a later put wrote again, is not answered", async () => {
     const s = fresh();
     const { ids } = await docChain(s, "big", 2);
     // A saver that knows no generation of the thread puts its child through the script: the value goes under the plain version.
