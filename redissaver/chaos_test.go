@@ -168,7 +168,7 @@ func (c *chaos) run(seed uint64, ops int) {
 	wg.Wait()
 	if c.failed.Load() != nil {
 		// What the store holds now, for the report.
-		v, err := c.savers[0].Check(c.ctx, "")
+		v, err := violations(c.ctx, c.savers[0], "")
 		c.t.Fatalf("%s\n\nCheck now: %v %v", c.report(), v, err)
 	}
 	c.settled()
@@ -191,7 +191,7 @@ func (c *chaos) settled() {
 		c.t.Fatalf("Sweep after the run: %v", err)
 	}
 	for i, s := range c.savers {
-		v, err := s.Check(c.ctx, "")
+		v, err := violations(c.ctx, s, "")
 		if err != nil || len(v) > 0 {
 			c.t.Fatalf("Check through %s: %v %v", c.names[i], v, err)
 		}
@@ -600,7 +600,7 @@ func (k *chaosWorker) step() {
 		if k.rng.IntN(3) == 0 {
 			thread = ""
 		}
-		v, err := s.Check(ctx, thread)
+		v, err := violations(ctx, s, thread)
 		if c.allowed(fmt.Sprintf("%s: Check thread %q", k.name, thread), err) && len(v) > 0 {
 			c.fail("%s: Check thread %q while others write found %v", k.name, thread, v)
 		}

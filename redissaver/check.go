@@ -105,21 +105,6 @@ const (
 	checkBatch = 64
 )
 
-// Check verifies the stored data of one thread, or of every thread of the
-// saver when threadID is "", and returns the violations it finds (nil for a
-// sound store); see Verify for what it checks and for the notes it leaves
-// out.
-//
-// Errors: checkpoint.ErrInvalidConfig for an over-long thread ID; otherwise
-// the Redis error, wrapped.
-func (s *Saver) Check(ctx context.Context, threadID string) ([]Violation, error) {
-	res, err := s.Verify(ctx, threadID)
-	if err != nil {
-		return nil, err
-	}
-	return res.Violations, nil
-}
-
 // Verify checks the stored data of one thread, or of every thread when
 // threadID is "" (found through the shards' thread registries and shard
 // indexes, never by scanning keys). It verifies that

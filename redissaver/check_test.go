@@ -144,10 +144,10 @@ func TestCheckSound(t *testing.T) {
 			if one.Threads != 1 || one.Checkpoints != 6 || one.Entries != 6+6 {
 				t.Errorf("Verify(t) examined %+v; want 1 thread, 6 checkpoints, 12 entries", *one)
 			}
-			if vs, err := f.s.Check(context.Background(), "unknown"); err != nil || len(vs) != 0 {
+			if vs, err := violations(context.Background(), f.s, "unknown"); err != nil || len(vs) != 0 {
 				t.Errorf("Check(unknown) = %v, %v", vs, err)
 			}
-			if _, err := f.s.Check(context.Background(), strings.Repeat("x", 5000)); err == nil {
+			if _, err := violations(context.Background(), f.s, strings.Repeat("x", 5000)); err == nil {
 				t.Error("Check of an over-long thread id: no error")
 			}
 		})

@@ -198,7 +198,7 @@ func TestCompressionRoundTrips(t *testing.T) {
 					d.Writes[0].Value != text || d.Writes[1].Value != "d1" {
 					t.Fatalf("DeltaChannelHistory = %+v", d)
 				}
-				if v, err := rd.Check(ctx, "zip"); err != nil || len(v) != 0 {
+				if v, err := violations(ctx, rd, "zip"); err != nil || len(v) != 0 {
 					t.Fatalf("Check: %v, %v", v, err)
 				}
 			}

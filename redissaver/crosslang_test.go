@@ -405,7 +405,7 @@ func TestCrossLangJSReads(t *testing.T) {
 
 	// Check finds no violation in the data the JS side wrote.
 	for th := range threads {
-		v, err := s.Check(ctx, th)
+		v, err := violations(ctx, s, th)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -413,7 +413,7 @@ func TestCrossLangJSReads(t *testing.T) {
 			t.Errorf("Check %s: %v", th, v)
 		}
 	}
-	v, err := s.Check(ctx, "")
+	v, err := violations(ctx, s, "")
 	if err != nil {
 		t.Fatal(err)
 	}

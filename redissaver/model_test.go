@@ -167,7 +167,7 @@ func (m *saverModel) run(ops int) {
 		}
 	}
 	for i, s := range m.savers {
-		v, err := s.Check(m.ctx, "")
+		v, err := violations(m.ctx, s, "")
 		if err != nil || len(v) > 0 {
 			m.fail("Check through %s: %v %v", m.names[i], v, err)
 		}

@@ -135,7 +135,7 @@ func TestScriptFlush(t *testing.T) {
 			step("List every thread", func() error { return drain(s.List(ctx, checkpoint.ListQuery{})) })
 			step("DeltaChannelHistory", func() error { _, err := s.DeltaChannelHistory(ctx, cfg, []string{"w"}); return err })
 			step("CopyThread", func() error { return s.CopyThread(ctx, "a", "a2") })
-			step("Check", func() error { _, err := s.Check(ctx, ""); return err })
+			step("Check", func() error { _, err := violations(ctx, s, ""); return err })
 			step("Prune", func() error { return s.Prune(ctx, []string{"a", "a2"}, checkpoint.PruneKeepLatest) })
 			step("DeleteForRuns", func() error { return s.DeleteForRuns(ctx, []string{"run-b"}) })
 			step("DeleteThread", func() error { return s.DeleteThread(ctx, "c") })

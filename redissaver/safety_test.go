@@ -272,7 +272,7 @@ func readAll(t *testing.T, s *redissaver.Saver, last checkpoint.Config) reads {
 	note("copy", ids, lerr)
 	// What no read needs (the registry entry, an index for listings and
 	// sweeps) the check reports.
-	vs, err := s.Check(ctx, th)
+	vs, err := violations(ctx, s, th)
 	if err == nil && len(vs) > 0 {
 		err = fmt.Errorf("%w: %v", checkpoint.ErrDataLoss, vs[0])
 	}

@@ -108,8 +108,8 @@ func TestSoak(t *testing.T) {
 			t.Errorf("%s grew: middle third %.0f, last third %.0f", m.name, a, b)
 		}
 	}
-	if violations, err := s.Check(context.Background(), ""); err != nil || len(violations) != 0 {
-		t.Errorf("check after the soak: %v %v", violations, err)
+	if vs, err := violations(context.Background(), s, ""); err != nil || len(vs) != 0 {
+		t.Errorf("check after the soak: %v %v", vs, err)
 	}
 	t.Logf("%d operations on %d threads in %v", ops.Load(), threads.Load(), d)
 }

@@ -2,8 +2,10 @@ package redissaver_test
 
 import (
 	"context"
+
 	"crypto/sha256"
 	"fmt"
+	"github.com/graphstate/redcheck/redissaver"
 	"slices"
 	"testing"
 
@@ -45,4 +47,14 @@ func rawState(t *testing.T, rdb redis.UniversalClient, prefix string) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// violations returns what Verify finds in s for threadID ("" for every
+// thread).
+func violations(ctx context.Context, s *redissaver.Saver, threadID string) ([]redissaver.Violation, error) {
+	res, err := s.Verify(ctx, threadID)
+	if err != nil {
+		return nil, err
+	}
+	return res.Violations, nil
 }

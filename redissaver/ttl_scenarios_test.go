@@ -113,7 +113,7 @@ func TestLeaseKeepsDeltaSeed(t *testing.T) {
 			if res.Checkpoints != n+1 {
 				t.Errorf("Verify examined %d checkpoints, want %d", res.Checkpoints, n+1)
 			}
-			if vs, err := s.Check(ctx, ""); err != nil || len(vs) != 0 {
+			if vs, err := violations(ctx, s, ""); err != nil || len(vs) != 0 {
 				t.Errorf("Check of every thread: %v, %v", vs, err)
 			}
 
