@@ -1,6 +1,7 @@
 // The saver's Lua scripts, as Redis runs them: build/copy-scripts.mjs copies
-// them from the repository's scripts/ (the single source of truth, shared
-// with the Go saver) into lua/, each with the lib.lua helpers it calls.
+// them into lua/ from internal/scripts/linked/, where the Go linker writes
+// each script with the lib.lua helpers it calls (go generate
+// ./internal/scripts): one source, shared with the Go saver.
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";

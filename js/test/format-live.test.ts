@@ -104,6 +104,8 @@ describe("checkpoint.json on redis-server", () => {
     const tokens = ["o", "ow"].map((f) => Buffer.from(f).toString("hex"));
     const cpFields = (await hash(k.checkpoint!)).filter(([f]) => !tokens.includes(f!));
     for (const f of ["o", "ow"]) expect((await client.hGet(k.checkpoint!, f))!.toString()).toMatch(/^[a-z2-7]{13}$/);
+    const cpPairs = hexPairs(e.checkpoint);
+    const blobPairs = hexPairs(e.blobs);
     const wantCp = [...cpPairs, ...hexPairs(e.writes)].sort((a, b) => a[0]!.localeCompare(b[0]!));
     expect(cpFields).toEqual(wantCp);
     expect(await hash(k.blobs!)).toEqual(blobPairs);
