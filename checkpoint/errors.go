@@ -2,6 +2,12 @@ package checkpoint
 
 import "errors"
 
+// The error set of the module: every error a redcheck package returns wraps
+// one of these sentinels (or is a Redis error), and each package's own
+// sentinels refine them (redissaver.ErrCorrupt wraps ErrSerialization,
+// redissaver.ErrPrefixReset wraps ErrDataLoss, the packages' ErrInvalidOptions
+// wrap ErrInvalidConfig, redisstore.ErrNotFound wraps ErrNotFound, ...), so
+// that errors.Is with these five answers across the module.
 var (
 	// ErrNotFound is returned when a checkpoint does not exist.
 	ErrNotFound = errors.New("checkpoint: not found")

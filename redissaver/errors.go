@@ -1,7 +1,6 @@
 package redissaver
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -9,8 +8,9 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// ErrInvalidOptions is returned by New for Options it cannot use.
-var ErrInvalidOptions = errors.New("redissaver: invalid options")
+// ErrInvalidOptions is returned by New for Options it cannot use. It wraps
+// checkpoint.ErrInvalidConfig.
+var ErrInvalidOptions = fmt.Errorf("redissaver: invalid options: %w", checkpoint.ErrInvalidConfig)
 
 // ErrCorrupt is returned when data read from Redis does not have the shape
 // redcheck writes (a hand-edited key, say). It wraps

@@ -11,8 +11,9 @@ import (
 // Sentinel errors. Every error the Store returns wraps one of them or a Redis
 // error; match them with errors.Is.
 var (
-	// ErrInvalidOptions is returned by New for Options it cannot use.
-	ErrInvalidOptions = errors.New("redisstore: invalid options")
+	// ErrInvalidOptions is returned by New for Options it cannot use. It
+	// wraps checkpoint.ErrInvalidConfig.
+	ErrInvalidOptions = fmt.Errorf("redisstore: invalid options: %w", checkpoint.ErrInvalidConfig)
 
 	// ErrInvalidNamespace is returned for an empty namespace (where one is
 	// required), an empty label, or a namespace beyond the size limits.
@@ -38,8 +39,8 @@ var (
 	ErrInvalidArgument = errors.New("redisstore: invalid argument")
 
 	// ErrNotFound is returned by Get when no live item has the namespace and
-	// key.
-	ErrNotFound = errors.New("redisstore: item not found")
+	// key. It wraps checkpoint.ErrNotFound.
+	ErrNotFound = fmt.Errorf("redisstore: item not found: %w", checkpoint.ErrNotFound)
 
 	// ErrNoEmbedder is no longer returned: a Search with a query on a store
 	// without an Embedder ignores the query, as LangGraph does.
@@ -53,8 +54,9 @@ var (
 	ErrEmbedding = errors.New("redisstore: embedding failed")
 
 	// ErrCorrupt is returned when data read from Redis does not have the
-	// shape the store writes (a hand-edited key, say).
-	ErrCorrupt = errors.New("redisstore: corrupt stored data")
+	// shape the store writes (a hand-edited key, say). It wraps
+	// checkpoint.ErrSerialization.
+	ErrCorrupt = fmt.Errorf("redisstore: corrupt stored data: %w", checkpoint.ErrSerialization)
 )
 
 func errorf(sentinel error, format string, args ...any) error {

@@ -1,7 +1,6 @@
 package stream
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -32,8 +31,8 @@ const (
 )
 
 // ErrMalformedEvent is returned for a stream entry that redcheck did not
-// write (or that was damaged).
-var ErrMalformedEvent = errors.New("stream: malformed event")
+// write (or that was damaged). It wraps checkpoint.ErrSerialization.
+var ErrMalformedEvent = fmt.Errorf("stream: malformed event: %w", checkpoint.ErrSerialization)
 
 // Event is one write, as announced by the script that made it.
 type Event struct {

@@ -1,7 +1,6 @@
 package stream
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
@@ -10,8 +9,9 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// ErrInvalidOptions is returned by New for Options it cannot use.
-var ErrInvalidOptions = errors.New("stream: invalid options")
+// ErrInvalidOptions is returned by New for Options it cannot use. It wraps
+// checkpoint.ErrInvalidConfig.
+var ErrInvalidOptions = fmt.Errorf("stream: invalid options: %w", checkpoint.ErrInvalidConfig)
 
 // Options configure a Subscriber. Prefix and Shards must be those of the
 // saver that publishes.
