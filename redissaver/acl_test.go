@@ -20,7 +20,7 @@ import (
 // The least privilege a saver needs. For a saver with prefix P, as a
 // redis.conf/ACL file line or an ACL SETUSER command:
 //
-//	user redcheck on >PASSWORD resetkeys ~P:* resetchannels -@all +evalsha +eval +script|load +ping +info +multi +exec +del +exists +hdel +hexists +hget +hgetall +hkeys +hmget +hscan +hset +hsetnx +hstrlen +persist +pexpire +pttl +sadd +sismember +srandmember +srem +sscan +time +unlink +xadd +zadd +zcard +zrange +zrangebylex +zrangebyscore +zrem +zrevrange +zrevrangebylex +zscore
+//	user redcheck on >PASSWORD resetkeys ~P:* resetchannels -@all +evalsha +eval +script|load +ping +info +multi +exec +del +exists +hdel +hexists +hget +hgetall +hkeys +hmget +hscan +hset +hsetnx +hstrlen +persist +pexpire +pttl +rename +sadd +sismember +srandmember +srem +sscan +time +unlink +xadd +zadd +zcard +zrange +zrangebylex +zrangebyscore +zrem +zrevrange +zrevrangebylex +zscore
 //
 // and on a Redis Cluster add +cluster|slots (go-redis's ClusterClient reads
 // the slot map with it). The saver itself sends nothing but EVALSHA, EVAL
@@ -32,7 +32,7 @@ import (
 // The event stream readers (package stream) need their own read commands.
 //
 // TestACLLineCoversScripts keeps this line in step with the scripts.
-const aclCommands = "+evalsha +eval +script|load +ping +info +multi +exec +del +exists +hdel +hexists +hget +hgetall +hkeys +hmget +hscan +hset +hsetnx +hstrlen +persist +pexpire +pttl +sadd +sismember +srandmember +srem +sscan +time +unlink +xadd +zadd +zcard +zrange +zrangebylex +zrangebyscore +zrem +zrevrange +zrevrangebylex +zscore"
+const aclCommands = "+evalsha +eval +script|load +ping +info +multi +exec +del +exists +hdel +hexists +hget +hgetall +hkeys +hmget +hscan +hset +hsetnx +hstrlen +persist +pexpire +pttl +rename +sadd +sismember +srandmember +srem +sscan +time +unlink +xadd +zadd +zcard +zrange +zrangebylex +zrangebyscore +zrem +zrevrange +zrevrangebylex +zscore"
 
 // aclSetUser is the ACL SETUSER command that creates the least-privileged
 // user of prefix, with the cluster addition when cluster is set.

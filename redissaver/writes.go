@@ -16,14 +16,21 @@ import (
 // with each write.
 //
 // PutWrites is one atomic script and one round trip; with a TTL it renews
-// the thread's lease. Errors, all before anything is written:
-// checkpoint.ErrInvalidConfig when cfg lacks a thread or checkpoint ID or
-// the ID is malformed;
-// checkpoint.ErrNotFound when the checkpoint does not exist (writes always
-// belong to a stored checkpoint); checkpoint.ErrDataLoss when the
-// checkpoint's hash is missing while its index names it, or the thread's
-// head while its registry entry exists; checkpoint.ErrInvalidCheckpoint for
-// a value the serializer refuses; otherwise the Redis error, wrapped.
+// the thread's lease. Writes to a checkpoint that is not stored yet (its
+// thread may not exist yet either) are kept for it, as LangGraph's savers
+// keep them under the checkpoint id: LangGraph's runtime sends a step's
+// writes while the Put of its checkpoint is under way. The Put that stores
+// the checkpoint takes them; no read shows them before, or on another
+// checkpoint; writes whose checkpoint never comes are reclaimed after 10
+// minutes (docs/storage-format.md, "Pending writes before their
+// checkpoint").
+//
+// Errors, all before anything is written: checkpoint.ErrInvalidConfig when
+// cfg lacks a thread or checkpoint ID or the ID is malformed;
+// checkpoint.ErrDataLoss when the checkpoint's hash is missing while its
+// index names it, or the thread's head while its registry entry exists;
+// checkpoint.ErrInvalidCheckpoint for a value the serializer refuses;
+// otherwise the Redis error, wrapped.
 func (s *Saver) PutWrites(ctx context.Context, cfg checkpoint.Config, writes []checkpoint.Write, taskID, taskPath string) error {
 	if err := validateAddress(cfg); err != nil {
 		return err

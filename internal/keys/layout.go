@@ -179,6 +179,17 @@ func (l Layout) Events(threadID string) string { return l.ThreadBase(threadID) +
 // event of the prefix.
 func (l Layout) Feed(n int) string { return l.ShardBase(n) + "feed" }
 
+// Early is the hash of the pending writes a PutWrites stored for checkpoint
+// id of the thread's namespace ns before that checkpoint existed; the Put
+// that stores the checkpoint takes it.
+func (l Layout) Early(threadID, ns, id string) string {
+	return l.ThreadBase(threadID) + ":early:" + Encode(ns) + ":" + id
+}
+
+// EarlyIndex is the shard's registry of early writes: member Encode(thread)
+// \0 Encode(ns) \0 id, score the Unix ms from which they may be reclaimed.
+func (l Layout) EarlyIndex(n int) string { return l.ShardBase(n) + "early" }
+
 // layoutOf returns the layout of a value whose package registered it (the
 // saver of redissaver, from its init): tests and the tools of this module
 // inspect raw keys through Of. It is not public API.

@@ -51,6 +51,8 @@ type keysCase struct {
 		NSIndex     string `json:"ns_index"`
 		Blobs       string `json:"blobs"`
 		Checkpoint  string `json:"checkpoint"`
+		Early       string `json:"early"`
+		EarlyIndex  string `json:"early_index"`
 	} `json:"keys"`
 	Members struct {
 		All         formatvec.Bin `json:"all_and_run"`
@@ -184,6 +186,7 @@ func buildKeysDoc(t *testing.T) keysDoc {
 		k.NSSet, k.ThreadIndex = l.Namespaces(in.thread, in.gen), l.ThreadIndex(in.thread, in.gen)
 		k.NSIndex, k.Blobs = l.Index(in.thread, in.gen, in.ns), l.Blobs(in.thread, in.gen, in.ns)
 		k.Checkpoint = l.Checkpoint(in.thread, in.gen, in.ns, in.id)
+		k.Early, k.EarlyIndex = l.Early(in.thread, in.ns, in.id), l.EarlyIndex(n)
 		if th, ns, id, err := l.ParseCheckpointKey(k.Checkpoint); err != nil || th != in.thread || ns != in.ns || id != in.id {
 			t.Fatalf("%s: ParseCheckpointKey(%q) = %q, %q, %q, %v", tc.name, k.Checkpoint, th, ns, id, err)
 		}

@@ -307,6 +307,29 @@ local function reclaim_gen(sb, entry, budget)
   return used, false
 end
 
+-- The key of the pending writes a PutWrites stored before their checkpoint exists (put_writes.lua), and
+-- the member of the shard's registry of such keys (sb .. 'early', score: the time from which they may be
+-- reclaimed). O(1).
+local function early_key(sb, enct, encns, id)
+  return sb .. 't:' .. enct .. ':early:' .. encns .. ':' .. id
+end
+
+local function early_member(enct, encns, id)
+  return enct .. '\0' .. encns .. '\0' .. id
+end
+
+-- Reclaims up to n early writes whose checkpoint never came and whose time (ms, a number or its decimal
+-- string) has come, and returns how many. O(n log n).
+local function reclaim_early(sb, n, now)
+  local due = redis.call('ZRANGEBYSCORE', sb .. 'early', '-inf', now, 'LIMIT', '0', n)
+  for _, m in ipairs(due) do
+    local p = split0(m)
+    redis.call('UNLINK', early_key(sb, p[1], p[2], p[3]))
+    redis.call('ZREM', sb .. 'early', m)
+  end
+  return #due
+end
+
 -- Reclaims up to budget units from the generations of the shard's queue that are due
 -- by now (ms: a number, or its decimal string, which spares Redis a conversion). Returns the units used and
 -- whether due work remains. O(budget log n).

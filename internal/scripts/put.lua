@@ -24,15 +24,17 @@
 -- ARGV[10] m, the number of blob field/value pairs (the channels with new versions)
 -- ARGV[11 ..] event spec: stream maxlen (0: no event), feed maxlen, e, then e event field/value pairs
 -- then n checkpoint hash field/value pairs, then the m blob field/value pairs
--- Returns: {status, generation}: status 1 when the checkpoint is new, 0 when it replaced one with the same id
---          (whose pending writes and parent are kept), 2 for a re-sent call; the generation is the thread's
+-- Returns: {status, generation}: status 1 when the checkpoint is new (taking the pending writes a PutWrites
+--          stored before it, under its early key), 0 when it replaced one with the same id (whose pending
+--          writes and parent are kept), 2 for a re-sent call; the generation is the thread's
 --          after the call.
 --          Errors, raised before the first write: "DATALOSS ..." when the thread's head is missing while its
 --          registry entry exists, or a live generation lacks a set or index, or the shard's index of every
 --          checkpoint is gone while the shard has threads, or the namespace's values hash is gone while it has
 --          checkpoints, or the checkpoint's or its parent's hash is gone while the index names it; "REPARENT ..." when the id
 --          exists with another parent; "NOCHECKPOINT ..." for an in-place re-put of a checkpoint not stored.
--- Work bound: O(n + m + e) for the write, plus at most 16 units of reclaim and one expired thread retired,
+-- Work bound: O(n + m + e) for the write, plus at most 16 units of reclaim, one expired thread retired and
+--          one early write whose checkpoint never came reclaimed,
 --          and the conversion of up to four sorted sets to skiplists (lib.lua's skiplist: O(members) of a
 --          listpack, at most zset-max-listpack-entries, 128 by default).
 local sb, enct, encns, id, parent, token = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[7]
@@ -115,6 +117,12 @@ end
 if inplace and not old[1] then
   return redis.error_reply('NOCHECKPOINT checkpoint ' .. id .. ' is not stored: it cannot be replaced in place')
 end
+-- Pending writes a PutWrites stored before this checkpoint (put_writes.lua): the new checkpoint takes them.
+local early = nil
+if not old[1] then
+  early = early_key(sb, enct, encns, id)
+  if redis.call('EXISTS', early) == 0 then early = nil end
+end
 
 -- The versions the checkpoint names without writing them: a version whose value is stored reads it; one
 -- never stored gets the empty marker (the channel reads back absent, as LangGraph's savers answer), which
@@ -161,6 +169,11 @@ if old[1] then
     if string.sub(f, 1, 2) ~= 'w:' then stale[#stale + 1] = f end
   end
   if #stale > 0 then chunked('HDEL', cp, stale, 1000) end
+end
+if early then
+  -- The early writes' hash becomes the checkpoint's (O(1): no write enters Lua), then gets its fields.
+  redis.call('RENAME', early, cp)
+  redis.call('ZREM', sb .. 'early', early_member(enct, encns, id))
 end
 local fields = {'o', token}
 if parent ~= '' then fields[3], fields[4] = 'p', parent end
@@ -212,4 +225,5 @@ end
 -- A little of the shard's due garbage, so expired and deleted threads are reclaimed as writes go on.
 retire_expired(sb, '1', nowstr)
 reclaim_due(sb, 16, nowstr)
+reclaim_early(sb, 1, nowstr)
 return {fresh, gen}

@@ -172,6 +172,14 @@ export class Layout {
   feed(n: number): string {
     return this.shardBase(n) + "feed";
   }
+  /** The pending writes a putWrites stored for a checkpoint before it existed (Go: Layout.Early). */
+  early(threadID: Bytes, ns: Bytes, id: string): string {
+    return this.head(threadID) + ":early:" + encode(ns) + ":" + id;
+  }
+  /** The shard's registry of early writes (Go: Layout.EarlyIndex). */
+  earlyIndex(n: number): string {
+    return this.shardBase(n) + "early";
+  }
   head(threadID: Bytes): string {
     return this.shardBase(this.shard(threadID)) + "t:" + encode(threadID);
   }

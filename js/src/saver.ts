@@ -38,7 +38,6 @@ import { decodeValue, dumpsTyped, storedValue } from "./values.js";
 import { nextVersion, storedVersion, versionFromStore, versionToStore } from "./version.js";
 import { DEFAULTS, type EventOptions, type RedcheckSaverOptions } from "./options.js";
 import { nsOf, threadOf, validateAddress, type Address } from "./address.js";
-import { PutTracker } from "./puttracker.js";
 import { SCAN_BUDGET, byteOrder, type Query } from "./walk.js";
 import { flatHash, parseJSONField, sortWrites, type StoredWrite } from "./stored.js";
 import { listMerged, listOne } from "./list.js";
@@ -63,7 +62,6 @@ export class RedcheckSaver extends BaseCheckpointSaver {
   readonly #compression: Required<CompressionOptions> | undefined;
   #ready: Promise<void> | undefined;
   #owned: { close(): Promise<unknown> } | undefined;
-  readonly #puts = new PutTracker();
 
   /**
    * @param client a connected node-redis v5 client (createClient) or cluster
@@ -265,16 +263,7 @@ export class RedcheckSaver extends BaseCheckpointSaver {
   // ---- put -----------------------------------------------------------------
 
   async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, newVersions: ChannelVersions): Promise<RunnableConfig> {
-    const thread = threadOf(config);
-    const done = this.#puts.begin(thread);
-    let stored = false;
-    try {
-      const out = await putCheckpoint(this.#putOps(), thread, config, checkpoint, metadata, newVersions);
-      stored = true;
-      return out;
-    } finally {
-      done(stored ? `${nsOf(config)}\0${checkpoint.id}` : undefined);
-    }
+    return putCheckpoint(this.#putOps(), threadOf(config), config, checkpoint, metadata, newVersions);
   }
 
   /** putOps: what put.ts uses of this saver. */
@@ -311,18 +300,9 @@ export class RedcheckSaver extends BaseCheckpointSaver {
       args.push(writeField(taskId, idx), pack(channel, taskPath, await storedValue(t, d, this.#compression)), idx < 0 ? "o" : "n", channel);
     }
     const keys = [this.layout.head(thread), this.layout.threads(shard), this.layout.events(thread), this.layout.feed(shard)];
-    try {
-      await this.#conn.run(scripts.putWrites, keys, args);
-      return;
-    } catch (e) {
-      // LangGraph.js does not wait for a checkpoint's put before storing its
-      // writes (puts are chained; writes are not), and writes always belong
-      // to a stored checkpoint. NOTFOUND is raised before put_writes.lua's
-      // first write, so the call can be sent once more when this saver has
-      // stored that checkpoint, or has no put of the thread under way.
-      if (!(e instanceof Error && e.message.startsWith("NOTFOUND "))) throw scriptError("put writes", e);
-    }
-    await this.#puts.settled(thread, `${ns}\0${id}`);
+    // One round trip, whether or not the checkpoint is stored yet: LangGraph.js sends a step's writes
+    // while the put of its checkpoint is under way, and put_writes.lua keeps them for that put
+    // (docs/storage-format.md, "Pending writes before their checkpoint").
     try {
       await this.#conn.run(scripts.putWrites, keys, args);
     } catch (e) {

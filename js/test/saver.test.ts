@@ -84,8 +84,6 @@ describe("errors", () => {
     const other = { ...emptyCheckpoint(), id: uuid6(9) };
     await s.put(cfg, other, md(1), {});
     await expect(s.put({ configurable: { thread_id: "t", checkpoint_id: uuid6(8) } }, other, md(1), {})).rejects.toThrow(InvalidCheckpointError);
-    // Writes to a checkpoint that does not exist: NOTFOUND.
-    await expect(s.putWrites({ configurable: { thread_id: "t", checkpoint_id: uuid6(7) } }, [["a", 1]], "task")).rejects.toThrow(NotFoundError);
     await expect(s.putWrites({ configurable: { thread_id: "t" } }, [["a", 1]], "task")).rejects.toThrow(InvalidConfigError);
     // A lost value: DATALOSS, never a tuple with missing values.
     const v = fresh();
@@ -223,7 +221,7 @@ describe("writes sent ahead of their checkpoint", () => {
   // LangGraph.js chains its puts but not its writes: a checkpoint's writes
   // may reach the saver before its put (and the first checkpoint's before
   // the thread exists). They wait for the put by this saver, then go.
-  it("wait for the put of their checkpoint, chained after another put", async () => {
+  it("sent before the put of their checkpoint are kept for it, in one call each, and shown on no other checkpoint", async () => {
     const s = fresh();
     const c0 = { ...emptyCheckpoint(), id: uuid6(0) };
     const c1 = { ...emptyCheckpoint(), id: uuid6(1) };
@@ -235,6 +233,11 @@ describe("writes sent ahead of their checkpoint", () => {
     await Promise.all([chain, w0, w1]);
     expect((await s.getTuple(cfg0))!.pendingWrites).toEqual([["task-0", "a", 0]]);
     expect((await s.getTuple(cfg1))!.pendingWrites).toEqual([["task-1", "a", 1]]);
+    // Writes to a checkpoint never put: not shown until it is.
+    const later = { configurable: { thread_id: "race", checkpoint_ns: "", checkpoint_id: uuid6(5) } };
+    await s.putWrites(later, [["a", 5]], "task-5");
+    expect(await s.getTuple(later)).toBeUndefined();
+    expect((await s.getTuple({ configurable: { thread_id: "race" } }))!.pendingWrites).toEqual([["task-1", "a", 1]]);
   });
 });
 

@@ -46,6 +46,7 @@ describe("keys.json", () => {
       meta: l.meta(), threads: l.threads(n), all: l.all(n), run: l.run(n, run), gc: l.gc(n), feed: l.feed(n),
       head: l.head(th), events: l.events(th), ns_set: l.namespaces(th, g), thread_index: l.threadIndex(th, g),
       ns_index: l.index(th, g, ns), blobs: l.blobs(th, g, ns), checkpoint: l.checkpoint(th, g, ns, id),
+      early: l.early(th, ns, id), early_index: l.earlyIndex(n),
     }).toEqual(c.keys);
     const m = c.members;
     expect(Buffer.from(member(id, th, ns, g), "latin1").equals(hexOf(m.all_and_run))).toBe(true);

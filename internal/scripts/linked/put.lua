@@ -205,6 +205,26 @@ local function reclaim_gen(sb, entry, budget)
   end
   return used, false
 end
+-- The key of the pending writes a PutWrites stored before their checkpoint exists (put_writes.lua), and
+-- the member of the shard's registry of such keys (sb .. 'early', score: the time from which they may be
+-- reclaimed). O(1).
+local function early_key(sb, enct, encns, id)
+  return sb .. 't:' .. enct .. ':early:' .. encns .. ':' .. id
+end
+local function early_member(enct, encns, id)
+  return enct .. '\0' .. encns .. '\0' .. id
+end
+-- Reclaims up to n early writes whose checkpoint never came and whose time (ms, a number or its decimal
+-- string) has come, and returns how many. O(n log n).
+local function reclaim_early(sb, n, now)
+  local due = redis.call('ZRANGEBYSCORE', sb .. 'early', '-inf', now, 'LIMIT', '0', n)
+  for _, m in ipairs(due) do
+    local p = split0(m)
+    redis.call('UNLINK', early_key(sb, p[1], p[2], p[3]))
+    redis.call('ZREM', sb .. 'early', m)
+  end
+  return #due
+end
 -- Reclaims up to budget units from the generations of the shard's queue that are due
 -- by now (ms: a number, or its decimal string, which spares Redis a conversion). Returns the units used and
 -- whether due work remains. O(budget log n).
@@ -285,15 +305,17 @@ end
 -- ARGV[10] m, the number of blob field/value pairs (the channels with new versions)
 -- ARGV[11 ..] event spec: stream maxlen (0: no event), feed maxlen, e, then e event field/value pairs
 -- then n checkpoint hash field/value pairs, then the m blob field/value pairs
--- Returns: {status, generation}: status 1 when the checkpoint is new, 0 when it replaced one with the same id
---          (whose pending writes and parent are kept), 2 for a re-sent call; the generation is the thread's
+-- Returns: {status, generation}: status 1 when the checkpoint is new (taking the pending writes a PutWrites
+--          stored before it, under its early key), 0 when it replaced one with the same id (whose pending
+--          writes and parent are kept), 2 for a re-sent call; the generation is the thread's
 --          after the call.
 --          Errors, raised before the first write: "DATALOSS ..." when the thread's head is missing while its
 --          registry entry exists, or a live generation lacks a set or index, or the shard's index of every
 --          checkpoint is gone while the shard has threads, or the namespace's values hash is gone while it has
 --          checkpoints, or the checkpoint's or its parent's hash is gone while the index names it; "REPARENT ..." when the id
 --          exists with another parent; "NOCHECKPOINT ..." for an in-place re-put of a checkpoint not stored.
--- Work bound: O(n + m + e) for the write, plus at most 16 units of reclaim and one expired thread retired,
+-- Work bound: O(n + m + e) for the write, plus at most 16 units of reclaim, one expired thread retired and
+--          one early write whose checkpoint never came reclaimed,
 --          and the conversion of up to four sorted sets to skiplists (lib.lua's skiplist: O(members) of a
 --          listpack, at most zset-max-listpack-entries, 128 by default).
 local sb, enct, encns, id, parent, token = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[7]
@@ -376,6 +398,12 @@ end
 if inplace and not old[1] then
   return redis.error_reply('NOCHECKPOINT checkpoint ' .. id .. ' is not stored: it cannot be replaced in place')
 end
+-- Pending writes a PutWrites stored before this checkpoint (put_writes.lua): the new checkpoint takes them.
+local early = nil
+if not old[1] then
+  early = early_key(sb, enct, encns, id)
+  if redis.call('EXISTS', early) == 0 then early = nil end
+end
 
 -- The versions the checkpoint names without writing them: a version whose value is stored reads it; one
 -- never stored gets the empty marker (the channel reads back absent, as LangGraph's savers answer), which
@@ -422,6 +450,11 @@ if old[1] then
     if string.sub(f, 1, 2) ~= 'w:' then stale[#stale + 1] = f end
   end
   if #stale > 0 then chunked('HDEL', cp, stale, 1000) end
+end
+if early then
+  -- The early writes' hash becomes the checkpoint's (O(1): no write enters Lua), then gets its fields.
+  redis.call('RENAME', early, cp)
+  redis.call('ZREM', sb .. 'early', early_member(enct, encns, id))
 end
 local fields = {'o', token}
 if parent ~= '' then fields[3], fields[4] = 'p', parent end
@@ -473,4 +506,5 @@ end
 -- A little of the shard's due garbage, so expired and deleted threads are reclaimed as writes go on.
 retire_expired(sb, '1', nowstr)
 reclaim_due(sb, 16, nowstr)
+reclaim_early(sb, 1, nowstr)
 return {fresh, gen}

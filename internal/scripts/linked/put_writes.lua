@@ -86,6 +86,15 @@ local function touch(sb, enct, ttl, now)
   redis.call('HSET', sb .. 't:' .. enct, 'exp', exp)
   redis.call('ZADD', sb .. 'threads', exp, enct)
 end
+-- The key of the pending writes a PutWrites stored before their checkpoint exists (put_writes.lua), and
+-- the member of the shard's registry of such keys (sb .. 'early', score: the time from which they may be
+-- reclaimed). O(1).
+local function early_key(sb, enct, encns, id)
+  return sb .. 't:' .. enct .. ':early:' .. encns .. ':' .. id
+end
+local function early_member(enct, encns, id)
+  return enct .. '\0' .. encns .. '\0' .. id
+end
 -- Appends one event, its field/value pairs given as the arguments after feedmaxlen (at most a few hundred
 -- items: the caller bounds them; a table's or an ARGV span's passed by unpack, no table built for them), to
 -- a thread's stream and to its shard's feed, each trimmed to about its maximum length (maxlen, feedmaxlen:
@@ -129,8 +138,9 @@ end
 -- ARGV[13 ..] quadruples: field, value, mode, channel; the value is the write's pack(channel, task path, stored
 --            value), so it starts with len(channel) ":" channel; mode "o" overwrites (special channels),
 --            "n" inserts only if the field is absent (regular writes: idempotent)
--- Returns: the number of writes stored. Errors, raised before anything is written: "NOTFOUND ..." when the
--- thread or checkpoint does not exist (or expired); "DATALOSS ..." when the thread's head (while its
+-- Returns: the number of writes stored. Writes to a checkpoint that is not stored (its thread may not exist
+-- yet) are kept under its early key until its Put takes them (or for 10 minutes). Errors, raised before
+-- anything is written: "DATALOSS ..." when the thread's head (while its
 -- registry entry exists), or an indexed checkpoint's hash, is missing; "BADARGS ..." when the arguments
 -- after ARGV[12] are not whole quadruples (a client bug).
 -- The event (docs/storage-format.md, "Events"; built here, its fields are constants of the script): t "writes",
@@ -145,12 +155,15 @@ if ARGV[6] ~= '-1' then bound, maxvalues, maxbytes = tonumber(ARGV[6]), tonumber
 -- The clock is read only when needed: with a TTL to renew, once here; else only if the thread has a
 -- lease to check (thread_state calls now_ms then). A write judges the thread from its head, as reads
 -- do: the registry entry is an index that the check reports.
-local now = ttl > 0 and now_ms() or now_ms
+local now = ttl > 0 and now_ms() or now_ms -- a number, or the function (only the lease check calls it)
 local gen, state, detail = thread_state(sb, enct, now, true, KEYS[1])
 if state == 'lost' then return dataloss(detail) end
-if state ~= 'live' then return redis.error_reply('NOTFOUND thread does not exist') end
-local nb = sb .. 't:' .. enct .. ':g:' .. gen .. ':n:' .. encns
-local cp = nb .. ':cp:' .. id
+-- Writes to a checkpoint not stored yet (LangGraph's runtime sends a step's writes while the Put of its
+-- checkpoint is under way) go to the early key of that checkpoint id, which the Put takes over
+-- (docs/storage-format.md, "Pending writes before their checkpoint").
+local early = state ~= 'live'
+local cp
+if not early then cp = sb .. 't:' .. enct .. ':g:' .. gen .. ':n:' .. encns .. ':cp:' .. id end
 local maxlen, feedmaxlen = event_bounds(10)
 local at = 13
 local vals, nv = {}, 0 -- the event's values ("v:" position, value), when it carries any
@@ -161,10 +174,19 @@ if nw % 1 ~= 0 then return redis.error_reply('BADARGS put_writes arguments after
 local first = nw < 998 and nw or 998
 local q = {'v', 'ow', unpack(ARGV, at, at + first - 1)} -- sized once; its items are set below
 for w = 0, first - 1 do q[w + 3] = ARGV[at + 4 * w] end
-local have = redis.call('HMGET', cp, unpack(q))
-if not have[1] then
-  if redis.call('ZSCORE', nb .. ':idx', id) then return dataloss('checkpoint hash ' .. cp) end
-  return redis.error_reply('NOTFOUND checkpoint does not exist')
+local have
+if not early then
+  have = redis.call('HMGET', cp, unpack(q))
+  if not have[1] then
+    if redis.call('ZSCORE', sb .. 't:' .. enct .. ':g:' .. gen .. ':n:' .. encns .. ':idx', id) then
+      return dataloss('checkpoint hash ' .. cp)
+    end
+    early = true
+  end
+end
+if early then
+  cp = early_key(sb, enct, encns, id)
+  have = redis.call('HMGET', cp, unpack(q)) -- no "v" there: the other fields tell
 end
 
 if have[2] == ARGV[9] then return 0 end
@@ -206,11 +228,23 @@ for w = 0, nw - 1 do
   end
 end
 chunked('HSET', cp, set, 1000, nset)
-if ttl > 0 then touch(sb, enct, ttl, now) end
+if early then
+  -- Owned by the shard's registry of early writes until the Put takes them, or reclaimed from the time
+  -- it gives (10 minutes on): the checkpoint never came.
+  redis.call('ZADD', sb .. 'early', string.format('%d', now_ms() + 600000), early_member(enct, encns, id))
+elseif ttl > 0 then
+  touch(sb, enct, ttl, now)
+end
 if written > 0 and maxlen ~= '0' then
   -- The event's fields go to publish as arguments: no table of them to build and unpack.
   publish(KEYS[3], KEYS[4], maxlen, feedmaxlen, 't', 'writes', 'th', enct, 'ns', encns, 'id', id, 'task', ARGV[12],
     'ch', table.concat(chs, '', 1, nch), unpack(vals, 1, nv))
-  if ttl > 0 then redis.call('PEXPIRE', KEYS[3], ARGV[5]) end
+  if early and state ~= 'live' then
+    -- The stream of a thread that does not exist yet lives as long as the early writes, unless it has a
+    -- TTL already (a deleted thread's); the Put that creates the thread makes it the thread's.
+    if redis.call('PTTL', KEYS[3]) == -1 then redis.call('PEXPIRE', KEYS[3], 600000) end
+  elseif ttl > 0 then
+    redis.call('PEXPIRE', KEYS[3], ARGV[5])
+  end
 end
 return written

@@ -88,6 +88,23 @@ local function reclaim_gen(sb, entry, budget)
   end
   return used, false
 end
+-- The key of the pending writes a PutWrites stored before their checkpoint exists (put_writes.lua), and
+-- the member of the shard's registry of such keys (sb .. 'early', score: the time from which they may be
+-- reclaimed). O(1).
+local function early_key(sb, enct, encns, id)
+  return sb .. 't:' .. enct .. ':early:' .. encns .. ':' .. id
+end
+-- Reclaims up to n early writes whose checkpoint never came and whose time (ms, a number or its decimal
+-- string) has come, and returns how many. O(n log n).
+local function reclaim_early(sb, n, now)
+  local due = redis.call('ZRANGEBYSCORE', sb .. 'early', '-inf', now, 'LIMIT', '0', n)
+  for _, m in ipairs(due) do
+    local p = split0(m)
+    redis.call('UNLINK', early_key(sb, p[1], p[2], p[3]))
+    redis.call('ZREM', sb .. 'early', m)
+  end
+  return #due
+end
 -- Reclaims up to budget units from the generations of the shard's queue that are due
 -- by now (ms: a number, or its decimal string, which spares Redis a conversion). Returns the units used and
 -- whether due work remains. O(budget log n).
@@ -112,12 +129,13 @@ local function retire_expired(sb, n, now)
   return #expired
 end
 -- sweep.lua: one bounded step of reclaiming a shard's garbage: retires threads whose lease ran out and
--- reclaims queued generations (deleted, expired, replaced or abandoned copies).
+-- reclaims queued generations (deleted, expired, replaced or abandoned copies), then early pending writes
+-- whose checkpoint never came (put_writes.lua) once their time has come.
 -- KEYS[1] thread registry zset of the shard
 -- KEYS[2] reclaim queue zset of the shard
 -- ARGV[1] shard base "P:{N}:"
 -- ARGV[2] reclaim budget: units of work this call may spend (a unit: one checkpoint dropped, or one
---         namespace's index and values unlinked, or one expired thread retired)
+--         namespace's index and values unlinked, or one expired thread retired, or one early write unlinked)
 -- ARGV[3] a reclaim queue entry (encoded thread \0 generation) to work on only, or "" for every due one
 -- Returns: {units used, 1 when due work remains (of the entry given, or of the shard), else 0}.
 -- Work bound: O(ARGV[2] log n).
@@ -133,5 +151,8 @@ end
 local retired = retire_expired(sb, budget, now)
 local used, more = reclaim_due(sb, budget - retired, now)
 used = used + retired
-if more or retired == budget then return {used, 1} end
+local early = 0
+if used < budget then early = reclaim_early(sb, budget - used, now) end
+used = used + early
+if more or retired == budget or (early > 0 and used == budget) then return {used, 1} end
 return {used, 0}
