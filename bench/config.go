@@ -33,6 +33,14 @@ type config struct {
 	pgURL       string
 	cpuProfile  string
 	breakdown   bool
+	// only is "" (every pass) or onlySuperStep (the end-to-end pass alone).
+	only string
+	// The end-to-end pass (loop.go): super-steps per pass, the most time
+	// per pass, the concurrency levels, and the fewest invokes per agent.
+	loopSteps    int
+	loopTime     time.Duration
+	loopAgents   []int
+	loopPerAgent int
 	// instructions is the -instructions mode (instructions.go).
 	instructions bool
 }
@@ -42,8 +50,11 @@ const usageText = `usage: go run ./bench [flags]
 Runs the agent workload of issue 6 against redcheck on a real redis-server
 (REDIS_URL, or one started on a free loopback port), measures the limit
 (EVALSHA of a trivial script, HGETALL of a small hash) in the same run, runs
-the Node peers in bench/peers/js when node is installed, prints a table and
-the targets, and writes OUT/latest.json and OUT/latency.svg.
+the end-to-end agent loop (internal/agentloop) with redcheck and without a
+checkpointer, runs the Node peers in bench/peers/js when node is installed,
+prints a table and the targets, and writes OUT/latest.json and
+OUT/latency.svg. -only superstep runs the end-to-end loop alone and replaces
+its section of OUT/latest.json.
 
 Flags:
 `
@@ -55,7 +66,7 @@ func parseConfig(args []string) (config, error) {
 		fs.PrintDefaults()
 	}
 	var c config
-	var conc, sizes, hist, peerConc string
+	var conc, sizes, hist, peerConc, loopAgents string
 	fs.BoolVar(&c.quick, "quick", false, "a ~30 s smoke run: small sizes, short passes; writes to a temporary -out unless one is given")
 	fs.StringVar(&c.redisURL, "redis-url", os.Getenv("REDIS_URL"), "Redis to measure (default $REDIS_URL; empty: start redis-server on a free loopback port)")
 	fs.IntVar(&c.threads, "threads", 20, "T: threads of the agent workload that the reads read")
@@ -76,6 +87,10 @@ func parseConfig(args []string) (config, error) {
 	fs.StringVar(&c.pgURL, "pg-url", "postgresql://postgres@127.0.0.1:5432/test", "Postgres of the Postgres peer (loopback only)")
 	fs.BoolVar(&c.instructions, "instructions", false, "measure nothing else: count the instructions Redis executes inside its scripts per operation (Put, PutWrites, GetTuple.byid, List.page10, DeltaChannelHistory), on a redis-server run under valgrind's callgrind: a repeatable measure of a script change, compared with OUT/instructions.json, which it then rewrites (needs valgrind; takes a few minutes)")
 	fs.BoolVar(&c.breakdown, "breakdown", false, "print, for each concurrency-1 pass, Redis's time per operation in each command (those scripts and transactions run included), to find where server time goes")
+	fs.StringVar(&c.only, "only", "", "run one pass alone: "+onlySuperStep+" (the end-to-end agent loop; its section of OUT/latest.json is replaced, the rest kept)")
+	fs.IntVar(&c.loopSteps, "superstep-steps", 6000, "end to end: super-steps per pass (invokes of 20), at least 4 invokes per agent (2 with -quick)")
+	fs.DurationVar(&c.loopTime, "superstep-time", 30*time.Second, "end to end: most time per pass")
+	fs.StringVar(&loopAgents, "superstep-agents", "1,64", "end to end: concurrent agents (goroutines sharing one client)")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the harness (redcheck's client side) to this file")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -96,6 +111,8 @@ func parseConfig(args []string) (config, error) {
 			"peer-history-max": func() { c.peerHistory = 100 },
 			"peer-timeout":     func() { c.peerTimeout = 60 * time.Second },
 			"out":              func() { c.out = filepath.Join(os.TempDir(), "redcheck-bench-quick") },
+			"superstep-steps":  func() { c.loopSteps = 1200 },
+			"superstep-time":   func() { c.loopTime = 10 * time.Second },
 		}
 		for name, apply := range quick {
 			if !set[name] {
@@ -103,7 +120,14 @@ func parseConfig(args []string) (config, error) {
 			}
 		}
 	}
+	c.loopPerAgent = 4
+	if c.quick {
+		c.loopPerAgent = 2
+	}
 	var err error
+	if c.loopAgents, err = parseInts(loopAgents, parseInt); err != nil {
+		return c, fmt.Errorf("-superstep-agents: %w", err)
+	}
 	if c.concurrency, err = parseInts(conc, parseInt); err != nil {
 		return c, fmt.Errorf("-concurrency: %w", err)
 	}
@@ -119,6 +143,10 @@ func parseConfig(args []string) (config, error) {
 	switch {
 	case c.threads < 1 || c.steps < 20 || c.ops < 10 || c.budget <= 0 || c.deltaSteps < 2 || c.rounds < 1:
 		return c, fmt.Errorf("need -threads >= 1, -steps >= 20, -ops >= 10, -time > 0, -delta-steps >= 2, -rounds >= 1")
+	case c.only != "" && c.only != onlySuperStep:
+		return c, fmt.Errorf("-only %q: the one pass that runs alone is %q", c.only, onlySuperStep)
+	case c.loopSteps < 20 || c.loopTime <= 0 || slices.Max(c.loopAgents) > 4096:
+		return c, fmt.Errorf("need -superstep-steps >= 20, -superstep-time > 0, -superstep-agents <= 4096")
 	case !slices.Contains(c.concurrency, 1):
 		return c, fmt.Errorf("-concurrency must include 1 (the latency rows and the ratio to the limit need it)")
 	case slices.Max(c.concurrency) > 4096 || slices.Max(c.history) > 1_000_000 || slices.Max(c.stateSizes) > 64<<20:

@@ -1,9 +1,12 @@
 // Command bench is redcheck's benchmark harness (issue 6): the agent
 // workload against redissaver on a real redis-server, the limit (go-redis
 // EVALSHA of a trivial script and HGETALL of a small hash) measured in the
-// same run at the same concurrency, and the LangGraph.js savers in
-// bench/peers/js. It prints a table and the targets, and writes
-// bench/results/latest.json and bench/results/latency.svg.
+// same run at the same concurrency, the end-to-end agent loop of
+// internal/agentloop (what the checkpointer adds to a super-step: the loop
+// with redcheck against the loop without a checkpointer), and the
+// LangGraph.js savers in bench/peers/js. It prints a table and the
+// targets, and writes bench/results/latest.json and
+// bench/results/latency.svg.
 //
 // Run it from the module root: make bench (default sizes, a few minutes),
 // make bench-quick (a ~30 s smoke), or go run ./bench -h for the flags. It
@@ -123,7 +126,7 @@ func run(ctx context.Context, cfg config, stdout, log io.Writer) error {
 	}
 	var rid [4]byte
 	_, _ = rand.Read(rid[:])
-	pool := slices.Max(cfg.concurrency)
+	pool := max(slices.Max(cfg.concurrency), slices.Max(cfg.loopAgents))
 	h := &harness{cfg: cfg, opt: *opt, runID: hex.EncodeToString(rid[:]), meter: &meter{}, lmeter: &meter{},
 		stateBytes: map[string]int{}, log: log}
 	h.client = newClient(*opt, pool, h.meter)
@@ -148,6 +151,9 @@ func run(ctx context.Context, cfg config, stdout, log io.Writer) error {
 		Command: strings.TrimSpace("go run ./bench " + strings.Join(os.Args[1:], " ")),
 	}
 
+	if cfg.only == onlySuperStep {
+		return h.runOnlySuperStep(ctx, hdr, stdout)
+	}
 	h.agent = agentTable(cfg.steps)
 	phase := func(name string) { fmt.Fprintf(log, "bench: %s (%.0fs)\n", name, time.Since(started).Seconds()) }
 	phase(fmt.Sprintf("fixture: %d threads × %d steps, memory per checkpoint", cfg.threads, cfg.steps))
@@ -172,6 +178,13 @@ func run(ctx context.Context, cfg config, stdout, log io.Writer) error {
 	if err := h.historySweep(ctx); err != nil {
 		return err
 	}
+	phase("end to end: the agent loop")
+	if e, err := h.superStepPasses(ctx, hdr); err != nil {
+		h.errs = append(h.errs, err)
+		fmt.Fprintln(log, "bench: error:", err)
+	} else {
+		hdr.EndToEnd = e
+	}
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -192,6 +205,7 @@ func run(ctx context.Context, cfg config, stdout, log io.Writer) error {
 		"tasks_per_step": 2, "writes_per_task": 3, "max_ops_per_pass": cfg.ops, "max_time_per_pass": cfg.budget.String(),
 		"concurrency": cfg.concurrency, "state_sizes": cfg.stateSizes, "state_sweep_bytes": h.stateBytes,
 		"history": cfg.history, "delta_steps": cfg.deltaSteps, "state_bytes_at_step_50": h.memory.StateBytesAtS50,
+		"superstep_steps": cfg.loopSteps, "superstep_agents": cfg.loopAgents,
 		"peer_concurrency": cfg.peerConc, "peer_history": peerHistory(cfg),
 		"client": "one go-redis v9 client per implementation, PoolSize = the largest concurrency, RESP3; the limit has its own, identical client",
 	}
@@ -233,6 +247,10 @@ func run(ctx context.Context, cfg config, stdout, log io.Writer) error {
 		fmt.Fprintln(stdout, "note:", n)
 	}
 	fmt.Fprintln(stdout)
+	if hdr.EndToEnd != nil {
+		printLoopTable(stdout, hdr.EndToEnd)
+		fmt.Fprintln(stdout)
+	}
 	printTargets(stdout, hdr.Targets)
 
 	js, err := encodeResults(hdr, rows)

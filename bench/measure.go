@@ -46,6 +46,11 @@ type sample struct {
 	elapsed time.Duration
 	use     usage
 	mallocs uint64
+	// cpu is the CPU time the whole process (the harness: client, go-redis,
+	// its own bookkeeping) used during the measured operations; cpuOK is
+	// false when a chunk could not read it.
+	cpu   time.Duration
+	cpuOK bool
 	// serverUS is the server time of the measured operations (µs),
 	// serverCPU the CPU time of Redis's main thread meanwhile (µs);
 	// serverOK is false when a chunk could not read them.
@@ -119,16 +124,19 @@ func (p *pass) chunk(ctx context.Context, ops int, budget time.Duration) {
 	var ms0, ms1 runtime.MemStats
 	runtime.ReadMemStats(&ms0)
 	u0 := p.meter.load()
+	pcpu0, pcpuOK0 := processCPU()
 	start := time.Now()
 	lats, err := runWorkers(ctx, p.conc, p.next, ops, start.Add(budget), p.do)
 	elapsed := time.Since(start)
+	pcpu1, pcpuOK1 := processCPU()
 	u1 := p.meter.load()
 	runtime.ReadMemStats(&ms1)
 	if err != nil {
 		p.err = err
 		return
 	}
-	if first := len(p.acc.lats) == 0; p.stats != nil && p.meter != nil {
+	first := len(p.acc.lats) == 0
+	if p.stats != nil && p.meter != nil {
 		names, inside := p.meter.takeNames()
 		cpu1 := redisserver.MainThreadCPU(p.stats)
 		st1, err := redisserver.CommandStats(p.stats)
@@ -157,6 +165,8 @@ func (p *pass) chunk(ctx context.Context, ops int, budget time.Duration) {
 	p.acc.elapsed += elapsed
 	p.acc.use = usage{p.acc.use.sent + u.sent, p.acc.use.recv + u.recv, p.acc.use.trips + u.trips}
 	p.acc.mallocs += ms1.Mallocs - ms0.Mallocs
+	p.acc.cpuOK = pcpuOK0 && pcpuOK1 && (first || p.acc.cpuOK)
+	p.acc.cpu += pcpu1 - pcpu0
 }
 
 // warm runs the pass's warmup operations, once.

@@ -61,11 +61,13 @@ func replaceBlock(doc, block string) (string, error) {
 	return doc[:i+len(blockBegin)] + "\n" + block + doc[j:], nil
 }
 
-// perfBlock returns the generated performance section: the run, the
-// targets, every redcheck row against its floor, throughput at 64
-// callers, the limit, and the peers.
+// perfBlock returns the generated performance section: the end-to-end
+// agent loop (when the results have it), the run, the targets, every
+// redcheck row against its floor, throughput at 64 callers, the limit, and
+// the peers.
 func perfBlock(h header, rows []Row) string {
 	var b strings.Builder
+	writeEndToEnd(&b, h)
 	m := h.Machine
 	fmt.Fprintf(&b, "`%s` on %s: %s, %d cores, %s, Redis %s; load average %s at the start, %s at the end (a machine shared with other work: compare figures within this run, not across runs); %.0f s.\n\n",
 		h.Command, h.Date, m.CPU, m.Cores, m.Go, h.Redis.Version, m.LoadAvgStart, m.LoadAvgEnd, h.DurationS)

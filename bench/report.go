@@ -28,7 +28,10 @@ type header struct {
 	Floors       []calibration     `json:"floors"`
 	Peers        peerInfo          `json:"peers"`
 	Targets      []target          `json:"targets"`
-	Notes        []string          `json:"notes"`
+	// EndToEnd is the agent loop's pass (loop.go); nil in results of a
+	// run before it existed.
+	EndToEnd *endToEnd `json:"end_to_end,omitempty"`
+	Notes    []string  `json:"notes"`
 }
 
 type machine struct {
