@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"math"
 	"time"
-
-	"github.com/graphstate/redcheck/internal/strbox"
 )
 
 // decodeMsgpack decodes exactly one MessagePack value filling data.
@@ -15,6 +13,13 @@ import (
 // sharing its memory, so any one of them kept keeps the whole of data
 // alive. Binary values are copied, as a []byte must not share memory with
 // anything.
+//
+// It is the one MessagePack reader, rather than vmihailenco/msgpack/v5's
+// Decoder, because that one trusts declared lengths and depth: it
+// allocates an array's declared length before reading its elements (4 GiB
+// for the 5 bytes dd10000000) and recurses without a limit (a value nested
+// 20 million times overflows the goroutine stack, a fatal error), so
+// corrupted or hostile bytes read from Redis could end the process.
 func decodeMsgpack(data string) (any, error) {
 	r := mpReader{s: data}
 	v, err := r.value(0)
@@ -31,61 +36,6 @@ func decodeMsgpack(data string) (any, error) {
 type mpReader struct {
 	s   string
 	off int
-	// boxed holds short strings already converted to an any: boxing a
-	// string allocates, and the same few short values (a message's type, a
-	// role) repeat in every element of a list.
-	boxed [16]boxedString
-	// strs holds the strings boxed by boxString: its elements are what
-	// the boxes point to (see strbox.Any).
-	strs []string
-}
-
-// boxedString is a string, the same string as an any, and whether that box
-// was reused since it was made.
-type boxedString struct {
-	s    string
-	v    any
-	used bool
-}
-
-// maxBoxedLen bounds the strings mpReader.box reuses.
-const maxBoxedLen = 16
-
-// box returns s as an any, reusing the box of an equal short string seen
-// before when it is still in its slot. A box that was reused survives the
-// next string of its slot, so that one-off strings (IDs) do not evict the
-// repeated ones.
-func (r *mpReader) box(s string) any {
-	if s == "" {
-		return s // the empty string boxes without allocating
-	}
-	if len(s) > maxBoxedLen {
-		return r.boxString(s)
-	}
-	b := &r.boxed[(len(s)+int(s[0])+int(s[len(s)-1]))%len(r.boxed)]
-	switch {
-	case b.v != nil && b.s == s:
-		b.used = true
-	case b.used:
-		b.used = false
-		return s
-	default:
-		b.s, b.v = s, r.boxString(s)
-	}
-	return b.v
-}
-
-// boxString returns s as an any. Converting a string to an any allocates
-// its header on the heap, one allocation per string of the result; instead
-// the headers go into slabs of up to 256, and each any points into its
-// slab (strbox.Any). A slab is never written again once its string is
-// boxed, and stays alive as long as any of its strings is referenced.
-func (r *mpReader) boxString(s string) any {
-	if len(r.strs) == cap(r.strs) {
-		r.strs = make([]string, 0, min(max(2*cap(r.strs), 16), 256))
-	}
-	r.strs = append(r.strs, s)
-	return strbox.Any(&r.strs[len(r.strs)-1])
 }
 
 func (r *mpReader) remaining() int { return len(r.s) - r.off }
@@ -158,7 +108,7 @@ func (r *mpReader) value(depth int) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		return r.box(s), nil
+		return s, nil
 	}
 	switch {
 	case c <= 0x7f:
@@ -271,9 +221,8 @@ func (r *mpReader) mapping(n, depth int) (any, error) {
 	return m, nil
 }
 
-// mapKey reads a map key as a string: a string key as it is, without
-// boxing it; a binary key by its bytes; any other key with fmt.Sprint of
-// its decoded value.
+// mapKey reads a map key as a string: a string key as it is; a binary key
+// by its bytes; any other key with fmt.Sprint of its decoded value.
 func (r *mpReader) mapKey(depth int) (string, error) {
 	if r.remaining() > 0 {
 		c := r.s[r.off]

@@ -69,9 +69,9 @@ func TestLoadString(t *testing.T) {
 }
 
 // TestMsgpackDecodeAllocs pins the allocations of the decoder on a list of
-// messages: per message its map (2 allocations) and the boxes of its two
-// distinct strings; the repeated "type" values, the keys and the string
-// bytes cost nothing.
+// messages: per message its map (2 allocations) and the boxes of its three
+// string values (an any holding a string); the keys and the string bytes
+// cost nothing.
 func TestMsgpackDecodeAllocs(t *testing.T) {
 	const n = 50
 	msgs := make([]any, n)
@@ -88,7 +88,7 @@ func TestMsgpackDecodeAllocs(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	if limit := float64(4*n + 8); allocs > limit {
+	if limit := float64(5*n + 8); allocs > limit {
 		t.Errorf("decoding %d messages: %.0f allocations, want at most %.0f", n, allocs, limit)
 	}
 }
