@@ -68,6 +68,10 @@ func (c *checker) namespace(th string, e []any, inThreadIndex, runs map[string]b
 	for i := 0; i+1 < len(bf); i += 2 {
 		blobs[c.d.str(bf[i])] = c.d.str(bf[i+1])
 	}
+	if _, ok := blobs[valuesMarker]; !ok && len(inIndex) > 0 {
+		// A namespace's values hash exists from its first Put on: lost.
+		c.add(KindLostKey, th, ns, "", "values hash of the namespace is missing")
+	}
 	cps := c.d.list(e[4])
 	exists := map[string]bool{}
 	for _, cp := range cps {

@@ -22,6 +22,10 @@ const (
 	prefixChannel     = "c:"
 	prefixMetadata    = "m:"
 	prefixWrite       = "w:"
+	// valuesMarker is the field every namespace's values hash holds from
+	// the namespace's first Put on ("" as its value): a namespace with
+	// checkpoints and no values hash lost it. No blob field is "#".
+	valuesMarker = "#"
 )
 
 // writeField names a pending write in the checkpoint hash:

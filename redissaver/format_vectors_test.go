@@ -622,7 +622,7 @@ func buildCheckpointDoc(t *testing.T) cpDoc {
 		e.NSIndex = []string{id}
 		e.NSSet = []string{keys.Encode(ns)}
 		e.Checkpoint = formatvec.Pairs(fields)
-		e.Blobs = formatvec.Pairs(blobs)
+		e.Blobs = formatvec.Pairs(append([]string{valuesMarker, ""}, blobs...)) // the namespace's first Put makes its values hash
 		e.PutEvent = formatvec.Pairs(sortChannels(s.checkpointEvent(cfg, cp, md, c.Input.NewVersions, blobs)))
 
 		// What put_writes.lua writes: one field per write, and one event

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/internal/keys"
 	"github.com/graphstate/redcheck/redissaver"
 )
 
@@ -22,7 +23,8 @@ import (
 // names a version of "big" that was never stored). Then the limit is
 // lifted and every failed Put is sent again, newest first. Every checkpoint then reads
 // back exact, by id, as the latest and in List (each version of "big" the
-// value its Put wrote, whichever Put came first), or, only under the
+// value its Put wrote, whichever Put came first; absent when that Put never
+// succeeded, as in LangGraph's savers), or, only under the
 // allkeys-* policies (which may evict the saver's keys), fails with
 // ErrDataLoss: never a checkpoint with missing or other values and a nil
 // error.
@@ -123,13 +125,27 @@ func TestFullUnderEveryPolicy(t *testing.T) {
 					losses++
 					return
 				}
-				want := map[string]any{"cfg": "config"}
-				for _, q := range th.puts { // the value each version was written with
-					if v, ok := q.cp.ChannelValues["big"]; ok && q.cp.ChannelVersions["big"] == p.cp.ChannelVersions["big"] {
-						want["big"] = v
+				// Each version reads the value its Put wrote; a version whose
+				// Put never succeeded was never written, and reads absent (as in
+				// LangGraph's savers).
+				want := map[string]any{}
+				for _, q := range th.puts {
+					for ch, v := range q.cp.ChannelValues {
+						if q.ok && q.nv[ch] != "" && q.nv[ch] == p.cp.ChannelVersions[ch] {
+							want[ch] = v
+						}
 					}
 				}
 				if tup.Checkpoint.ID != p.cp.ID || fmt.Sprint(tup.Checkpoint.ChannelValues) != fmt.Sprint(want) || len(tup.PendingWrites) != p.writes {
+					l := keys.Of(s)
+					g := rdb.HGet(ctx, l.Head(th.name), "g").Val()
+					t.Logf("DEBUG %s gen %s versions %v blobs %q exists %v", what, g, tup.Checkpoint.ChannelVersions, rdb.HGetAll(ctx, l.Blobs(th.name, g, "")).Val()["3:cfg1"], rdb.HExists(ctx, l.Blobs(th.name, g, ""), "3:cfg1").Val())
+					for _, q := range th.puts[:3] {
+						t.Logf("DEBUG put %s ok=%v", q.cp.ID, q.ok)
+					}
+					t.Logf("DEBUG keys %v", rdb.Keys(ctx, l.Prefix()+":*t:"+th.name+":*").Val())
+					t.Logf("DEBUG root hash %v", rdb.HGetAll(ctx, l.Checkpoint(th.name, g, "", "000000")).Val())
+					t.Logf("DEBUG cp hash %v", rdb.HGetAll(ctx, l.Checkpoint(th.name, g, "", tup.Checkpoint.ID)).Val())
 					t.Errorf("%s: read %s with %d values and %d writes, want %s with %d and %d (a nil error)", what, tup.Checkpoint.ID,
 						len(tup.Checkpoint.ChannelValues), len(tup.PendingWrites), p.cp.ID, len(want), p.writes)
 				}

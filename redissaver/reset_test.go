@@ -87,3 +87,35 @@ func TestRestartedEmpty(t *testing.T) {
 		t.Errorf("New after the reset: %v", err)
 	}
 }
+
+// TestRestartedEmptyWithEviction: a saver that accepts eviction
+// (AcceptEviction) does not take a prefix that looks empty for a reset:
+// keys evicted one by one can leave it so while threads' data remain. Its
+// calls answer ErrDataLoss until the operator's Reinitialize, which
+// recreates the prefix; then writes work.
+func TestRestartedEmptyWithEviction(t *testing.T) {
+	srv := redistest.StartRestartableServer(t, "--appendonly", "no")
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), MaxRetries: -1})
+	t.Cleanup(func() { _ = rdb.Close() })
+	ctx := context.Background()
+	s, err := redissaver.New(ctx, rdb, redissaver.Options{Prefix: "rs", Shards: 2, AcceptEviction: true})
+	must(t, err)
+	chain(t, s, "before", 2)
+	if did, err := s.Reinitialize(ctx); did || err != nil {
+		t.Fatalf("Reinitialize of a whole prefix: %v, %v; want false, nil", did, err)
+	}
+	srv.Kill()
+	must(t, srv.Restart())
+	for range 2 {
+		_, err := s.Put(ctx, checkpoint.Config{ThreadID: "after"}, checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID()}, nil, nil)
+		if !errors.Is(err, checkpoint.ErrDataLoss) || errors.Is(err, redissaver.ErrPrefixReset) {
+			t.Fatalf("Put after the restart: %v, want ErrDataLoss (no reset)", err)
+		}
+	}
+	if did, err := s.Reinitialize(ctx); !did || err != nil {
+		t.Fatalf("Reinitialize: %v, %v; want true, nil", did, err)
+	}
+	if _, err := s.Put(ctx, checkpoint.Config{ThreadID: "after"}, checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID()}, nil, nil); err != nil {
+		t.Fatalf("Put after Reinitialize: %v", err)
+	}
+}

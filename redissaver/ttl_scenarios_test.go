@@ -238,9 +238,9 @@ func TestExpiredThreadsLeaveNothing(t *testing.T) {
 			}
 			after := readShard(t, rdb, s, w)
 			// The writer's thread: its head, namespace set, thread and
-			// namespace indexes, and one checkpoint hash per Put (no
-			// values hash: its checkpoints have no channel values).
-			want := shardState{threads: 1, all: expired, runSets: 1, runMembers: expired, dataKeys: 4 + expired}
+			// namespace indexes, values hash (made with the namespace), and
+			// one checkpoint hash per Put.
+			want := shardState{threads: 1, all: expired, runSets: 1, runMembers: expired, dataKeys: 5 + expired}
 			if after != want {
 				t.Errorf("shard %d after %d Puts: %+v, want %+v (before: %+v)", w, expired, after, want, before[w])
 			}

@@ -19,9 +19,10 @@
 //     filters compare values with checkpoint.Metadata.Matches.
 //   - Pending writes are keyed by (task ID, index): regular writes are
 //     insert-if-absent, the special channels overwrite, and they are read
-//     back ordered by (task ID, index). Writes must belong to a stored
-//     checkpoint: PutWrites to a missing one fails with
-//     checkpoint.ErrNotFound.
+//     back ordered by (task ID, index). Writes to a checkpoint not stored
+//     yet are kept for it, and its Put takes them (LangGraph's runtime
+//     sends a step's writes while the Put of its checkpoint is under way);
+//     a Put naming its own id as parent replaces it in place.
 //   - Checkpoint IDs must be 1 to 128 bytes in 0x21..0x7e, without any of
 //     % : { } * ? [ ] \ (checkpoint.ErrInvalidCheckpoint); thread IDs and
 //     namespaces are at most 4096 bytes (checkpoint.ErrInvalidConfig).

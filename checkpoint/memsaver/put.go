@@ -86,10 +86,24 @@ func (s *Saver) Put(ctx context.Context, cfg checkpoint.Config, cp checkpoint.Ch
 		n = &namespace{checkpoints: map[string]*record{}, blobs: map[blobKey]blob{}}
 		th.namespaces[cfg.CheckpointNS] = n
 	}
+	old := n.checkpoints[cp.ID]
+	if cfg.CheckpointID == cp.ID {
+		// In place: LangGraph's runtime puts a loaded checkpoint again under
+		// its own id; it keeps its parent.
+		if old == nil {
+			return checkpoint.Config{}, fmt.Errorf("memsaver: put: checkpoint %q is not stored: it cannot be replaced in place: %w", cp.ID, checkpoint.ErrInvalidCheckpoint)
+		}
+		rec.parentID = old.parentID
+	}
 	maps.Copy(n.blobs, blobs)
-	if old := n.checkpoints[cp.ID]; old != nil {
+	ek := earlyKey{cfg.ThreadID, cfg.CheckpointNS, cp.ID}
+	switch {
+	case old != nil:
 		rec.writes = old.writes
-	} else {
+	case s.early[ek] != nil:
+		rec.writes = s.early[ek]
+		delete(s.early, ek)
+	default:
 		rec.writes = map[writeKey]storedWrite{}
 	}
 	n.checkpoints[cp.ID] = rec
@@ -104,8 +118,8 @@ func (s *Saver) Put(ctx context.Context, cfg checkpoint.Config, cp checkpoint.Ch
 //
 // Errors wrap checkpoint.ErrInvalidConfig for a missing thread or checkpoint
 // ID or an over-long thread ID or namespace, checkpoint.ErrInvalidCheckpoint
-// for a value the serializer refuses, and checkpoint.ErrNotFound when the
-// checkpoint is not stored: writes belong to a stored checkpoint.
+// for a value the serializer refuses. Writes to a checkpoint not stored yet
+// are kept until its Put, which takes them.
 func (s *Saver) PutWrites(ctx context.Context, cfg checkpoint.Config, writes []checkpoint.Write, taskID, taskPath string) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -130,17 +144,26 @@ func (s *Saver) PutWrites(ctx context.Context, cfg checkpoint.Config, writes []c
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rec := s.namespaceOf(cfg.ThreadID, cfg.CheckpointNS).find(cfg.CheckpointID)
-	if rec == nil {
-		return fmt.Errorf("memsaver: put writes: checkpoint %q of thread %q, namespace %q: %w",
-			cfg.CheckpointID, cfg.ThreadID, cfg.CheckpointNS, checkpoint.ErrNotFound)
+	var stored map[writeKey]storedWrite
+	if rec := s.namespaceOf(cfg.ThreadID, cfg.CheckpointNS).find(cfg.CheckpointID); rec != nil {
+		stored = rec.writes
+	} else {
+		// Not put yet: kept for the checkpoint's Put.
+		ek := earlyKey{cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID}
+		if s.early == nil {
+			s.early = map[earlyKey]map[writeKey]storedWrite{}
+		}
+		if s.early[ek] == nil {
+			s.early[ek] = map[writeKey]storedWrite{}
+		}
+		stored = s.early[ek]
 	}
 	for i, w := range encoded {
 		key := writeKey{taskID: taskID, idx: checkpoint.WriteIndex(w.channel, i)}
-		if _, exists := rec.writes[key]; exists && key.idx >= 0 {
+		if _, exists := stored[key]; exists && key.idx >= 0 {
 			continue
 		}
-		rec.writes[key] = w
+		stored[key] = w
 	}
 	return nil
 }

@@ -33,7 +33,14 @@ type Saver struct {
 
 	mu      sync.Mutex
 	threads map[string]*thread
+	// early holds the writes stored for checkpoints not put yet, which
+	// their Put takes (LangGraph's runtime sends a step's writes while the
+	// Put of its checkpoint is under way).
+	early map[earlyKey]map[writeKey]storedWrite
 }
+
+// earlyKey names a checkpoint that writes were stored for before it existed.
+type earlyKey struct{ thread, ns, id string }
 
 var (
 	_ checkpoint.Saver          = (*Saver)(nil)

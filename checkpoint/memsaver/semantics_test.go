@@ -64,11 +64,26 @@ func TestNameLengths(t *testing.T) {
 	}
 }
 
-func TestPutWritesToMissingCheckpoint(t *testing.T) {
+// TestPutWritesBeforeTheirCheckpoint: writes to a checkpoint not stored yet
+// are kept for it: no read shows them, and its Put takes them.
+func TestPutWritesBeforeTheirCheckpoint(t *testing.T) {
 	s := memsaver.New(memsaver.Options{})
-	err := s.PutWrites(testctx.Context(t), checkpoint.Config{ThreadID: "t", CheckpointID: checkpoint.NewID()}, []checkpoint.Write{{Channel: "c", Value: 1}}, "task", "")
-	if !errors.Is(err, checkpoint.ErrNotFound) {
-		t.Fatalf("PutWrites to a missing checkpoint: err = %v, want ErrNotFound", err)
+	ctx := testctx.Context(t)
+	cfg := checkpoint.Config{ThreadID: "t", CheckpointID: checkpoint.NewID()}
+	if err := s.PutWrites(ctx, cfg, []checkpoint.Write{{Channel: "c", Value: 1}}, "task", ""); err != nil {
+		t.Fatalf("PutWrites to a checkpoint not stored yet: %v", err)
+	}
+	if _, err := s.GetTuple(ctx, cfg); !errors.Is(err, checkpoint.ErrNotFound) {
+		t.Fatalf("GetTuple before the Put: %v, want ErrNotFound", err)
+	}
+	cp := newCP(nil, nil)
+	cp.ID = cfg.CheckpointID
+	if _, err := s.Put(ctx, checkpoint.Config{ThreadID: "t"}, cp, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	tup, err := s.GetTuple(ctx, cfg)
+	if err != nil || len(tup.PendingWrites) != 1 {
+		t.Fatalf("after the Put: %v, %v; want the early write", tup, err)
 	}
 }
 

@@ -70,7 +70,7 @@ local r = hscan_bounded(nb .. ':blobs', cursor, budget)
 local drop = {}
 for i = 1, #r[2], 2 do
   local f = r[2][i]
-  if redis.call('SISMEMBER', keep, f) == 0 then drop[#drop + 1] = f end
+  if f ~= '#' and redis.call('SISMEMBER', keep, f) == 0 then drop[#drop + 1] = f end -- "#": the hash's own
 end
 if #drop > 0 then chunked('HDEL', nb .. ':blobs', drop, 1000) end
 if r[1] == '0' then

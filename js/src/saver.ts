@@ -201,26 +201,40 @@ export class RedcheckSaver extends BaseCheckpointSaver {
   /**
    * #recoverEmptied answers for a script's DATALOSS error: when the prefix holds none of its meta key, shard
    * registries and shard indexes (Redis restarted without persistence, FLUSHALL, a failover to an empty
-   * replica), it creates the prefix again, publishes a prefix_reset event on every shard's feed and answers
-   * PrefixResetError; later calls work on the empty prefix. Any other loss is answered as the script said
+   * replica), it creates the prefix again (reinitialize) and answers PrefixResetError; later calls work on
+   * the empty prefix. Any other loss is answered as the script said, and so is every loss with
+   * acceptEviction: keys evicted one by one can leave the prefix looking empty while threads' data remain
    * (Go: redissaver's recoverEmptied).
    */
   async #recoverEmptied(err: Error): Promise<Error> {
-    const l = this.layout;
-    const keys = [l.meta()];
-    for (let n = 0; n < l.shards; n++) keys.push(l.threads(n), l.all(n));
-    const found = await Promise.all(keys.map((k) => this.#conn.send(k, ["EXISTS", k])));
-    if (found.some((x) => num(x) !== 0)) return err;
+    if (this.#opts.acceptEviction) return err;
     try {
-      await this.#ensurePrefix();
-      if (!this.#opts.events.disabled) {
-        await Promise.all(Array.from({ length: l.shards }, (_, n) =>
-          this.#conn.send(l.feed(n), ["XADD", l.feed(n), "MAXLEN", "~", String(this.#opts.events.feedMaxLen), "*", "t", "prefix_reset"])));
-      }
+      if (!(await this.reinitialize())) return err;
     } catch (e) {
       return new PrefixResetError(`the prefix was emptied (${err.message}); creating it again failed: ${e instanceof Error ? e.message : String(e)}`, { cause: err });
     }
     return new PrefixResetError(`the prefix was emptied and created again (${err.message})`, { cause: err });
+  }
+
+  /**
+   * reinitialize creates the prefix again when Redis lost it whole (restarted without persistence,
+   * FLUSHALL, a failover to an empty replica): its registries' markers and meta key, and a prefix_reset
+   * event on every shard's feed. It answers whether it did: a prefix that still holds its meta key, a
+   * registry or a shard index is left alone. A saver does this by itself at the first call that meets
+   * the loss, unless acceptEviction is set (Go: Saver.Reinitialize).
+   */
+  async reinitialize(): Promise<boolean> {
+    const l = this.layout;
+    const keys = [l.meta()];
+    for (let n = 0; n < l.shards; n++) keys.push(l.threads(n), l.all(n));
+    const found = await Promise.all(keys.map((k) => this.#conn.send(k, ["EXISTS", k])));
+    if (found.some((x) => num(x) !== 0)) return false;
+    await this.#ensurePrefix();
+    if (!this.#opts.events.disabled) {
+      await Promise.all(Array.from({ length: l.shards }, (_, n) =>
+        this.#conn.send(l.feed(n), ["XADD", l.feed(n), "MAXLEN", "~", String(this.#opts.events.feedMaxLen), "*", "t", "prefix_reset"])));
+    }
+    return true;
   }
 
   /**

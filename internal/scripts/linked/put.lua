@@ -361,9 +361,10 @@ local member = id .. '\0' .. enct .. '\0' .. encns .. '\0' .. gen
 
 -- Checks, before the first write. A live generation missing an index or its namespace set, or a shard
 -- index of every checkpoint gone while the shard has threads, would be rebuilt short by this write and then
--- read as complete: it is lost data instead. One EXISTS counts the shard index four times and the keep set
--- of a running reclaim of values eight times: keep exists = count // 8, the shard index = count % 8 // 4.
-local old, keeping, listed, newall = {false, false, false, false}, false, false, false
+-- read as complete: it is lost data instead. One EXISTS counts the shard index four times, the keep set of
+-- a running reclaim of values eight times and the values hash sixteen times: values hash = count // 16,
+-- keep set = count % 16 // 8, shard index = count % 8 // 4.
+local old, keeping, listed, newall, hasblobs = {false, false, false, false}, false, false, false, false
 if newgen then
   local lost, exists = check_shard_index(sb, enct)
   if lost then return lost end
@@ -371,7 +372,10 @@ if newgen then
 else
   local keep, all = nb .. ':keep', KEYS[3]
   local count = redis.call('EXISTS', gb .. ':ns', nb .. ':idx', gb .. ':idx', all, all, all, all,
-    keep, keep, keep, keep, keep, keep, keep, keep)
+    keep, keep, keep, keep, keep, keep, keep, keep, blobs, blobs, blobs, blobs, blobs, blobs, blobs, blobs,
+    blobs, blobs, blobs, blobs, blobs, blobs, blobs, blobs)
+  hasblobs = count >= 16
+  count = count % 16
   keeping = count >= 8
   count = count % 8
   if count < 4 then return dataloss('shard index ' .. KEYS[3]) end -- a live thread has entries there
@@ -410,7 +414,8 @@ end
 -- the Put that writes the version replaces. A parent its index names whose hash is gone, or a values hash
 -- gone while the namespace has checkpoints, was lost: a marker would hide the loss.
 local unstored = {}
-if #named > 0 and newgen then
+if #named > 0 and (newgen or not listed) then
+  -- A namespace this Put starts has no values yet: a version it names is stored by no Put so far.
   for j, c in ipairs(named) do unstored[j] = c[3] end
 elseif #named > 0 then
   -- A version the parent names too was resolved by the parent's Put (a value or the marker; one missing
@@ -428,16 +433,15 @@ elseif #named > 0 then
   for _, c in ipairs(rest) do
     if redis.call('HEXISTS', blobs, c[3]) == 0 then unstored[#unstored + 1] = c[3] end
   end
-  if #unstored > 0 then
-    if redis.call('EXISTS', blobs) == 0 and redis.call('EXISTS', nb .. ':idx') == 1 then
-      return dataloss('values hash ' .. blobs)
-    end
-    if parent ~= '' and redis.call('EXISTS', nb .. ':cp:' .. parent) == 0 and
-        redis.call('ZSCORE', nb .. ':idx', parent) then
-      return dataloss('checkpoint hash ' .. nb .. ':cp:' .. parent .. ' (the parent)')
-    end
+  if #unstored > 0 and parent ~= '' and redis.call('EXISTS', nb .. ':cp:' .. parent) == 0 and
+      redis.call('ZSCORE', nb .. ':idx', parent) then
+    return dataloss('checkpoint hash ' .. nb .. ':cp:' .. parent .. ' (the parent)')
   end
 end
+-- A namespace's values hash exists from the namespace's first Put on (its field "#"): a namespace with
+-- checkpoints and no values hash lost it. Writing into it would make it anew and hide the loss (a later
+-- Put would give a lost version the empty marker).
+if listed and not hasblobs then return dataloss('values hash ' .. blobs) end
 
 -- Writes.
 if state == 'expired' then retire(sb, enct, oldgen, now) end
@@ -460,6 +464,7 @@ local fields = {'o', token}
 if parent ~= '' then fields[3], fields[4] = 'p', parent end
 for i = at, at + 2 * n - 1 do fields[#fields + 1] = ARGV[i] end
 chunked('HSET', cp, fields, 1000)
+if newgen or not listed then redis.call('HSETNX', blobs, '#', '') end -- the namespace's values hash
 for _, f in ipairs(unstored) do redis.call('HSETNX', blobs, f, '') end
 if m > 0 then
   local values = {}
