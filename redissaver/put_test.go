@@ -13,6 +13,7 @@ import (
 	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/graphstate/redcheck/internal/keys"
 	"github.com/graphstate/redcheck/redissaver"
+	"github.com/graphstate/redcheck/stream"
 )
 
 // chainStep puts checkpoint i of a chain on the thread of parent: channel
@@ -259,6 +260,33 @@ func TestPutAnyOrder(t *testing.T) {
 				t.Errorf("%d reads differ from the in-order thread's", len(want))
 			}
 			requireSound(t, s, "shuffled")
+		})
+	}
+}
+
+// TestRePutEventSaysReplaced: the checkpoint event of a re-put (in place,
+// or with the same parent) says that it replaced the stored checkpoint; a
+// new checkpoint's does not.
+func TestRePutEventSaysReplaced(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			rdb := b.client(t)
+			s := newSaver(t, rdb, redissaver.Options{})
+			last := chain(t, s, "re", 2)
+			cp := checkpoint.Checkpoint{V: 4, ID: last.CheckpointID, ChannelVersions: map[string]string{"a": "2", "b": "1"}}
+			_, err := s.Put(ctx, last, cp, checkpoint.Metadata{"step": 1}, nil)
+			must(t, err)
+			msgs := rdb.XRange(ctx, keys.Of(s).Events("re"), "-", "+").Val()
+			var got []string
+			for _, m := range msgs {
+				ev, err := stream.DecodeEvent(m, nil)
+				must(t, err)
+				got = append(got, fmt.Sprint(ev.CheckpointID == last.CheckpointID, ev.Replaced))
+			}
+			if fmt.Sprint(got) != "[false false true false true true]" {
+				t.Errorf("events (last id, replaced): %v, want the last one replaced only", got)
+			}
 		})
 	}
 }

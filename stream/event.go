@@ -49,13 +49,16 @@ type Event struct {
 	CheckpointNS string // checkpoint and writes events
 	CheckpointID string // checkpoint and writes events
 	ParentID     string // checkpoint events; "" for a root checkpoint
-	Step         int64  // checkpoint events with a metadata "step"
-	HasStep      bool
-	Source       string   // metadata "source"
-	RunID        string   // metadata "run_id"
-	TS           string   // the checkpoint's TS
-	Channels     []string // checkpoint: channels with new versions; writes: channels written
-	TaskID       string   // writes events
+	// Replaced: a checkpoint event of a re-put, which replaced the stored
+	// checkpoint of that id (its pending writes kept); from a "re" field.
+	Replaced bool
+	Step     int64 // checkpoint events with a metadata "step"
+	HasStep  bool
+	Source   string   // metadata "source"
+	RunID    string   // metadata "run_id"
+	TS       string   // the checkpoint's TS
+	Channels []string // checkpoint: channels with new versions; writes: channels written
+	TaskID   string   // writes events
 
 	SourceThreadID string   // thread_copied: the thread copied from
 	RunIDs         []string // runs_deleted
@@ -115,6 +118,7 @@ func DecodeEvent(msg redis.XMessage, ser checkpoint.Serializer) (Event, error) {
 	}
 	ev.CheckpointID, ev.ParentID, ev.TaskID = str("id"), str("p"), str("task")
 	ev.Source, ev.RunID, ev.TS, ev.Strategy = str("src"), str("run"), str("ts"), str("strategy")
+	ev.Replaced = str("re") == "1"
 	if s := str("step"); s != "" {
 		if ev.Step, err = strconv.ParseInt(s, 10, 64); err != nil {
 			return ev, fmt.Errorf("%w: step %q", ErrMalformedEvent, s)

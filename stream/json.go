@@ -19,6 +19,7 @@ type EventJSON struct {
 	CheckpointNS   string         `json:"checkpoint_ns"`
 	CheckpointID   string         `json:"checkpoint_id,omitempty"`
 	ParentID       string         `json:"parent_id,omitempty"`
+	Replaced       bool           `json:"replaced,omitempty"`
 	Step           *int64         `json:"step"`
 	Source         string         `json:"source,omitempty"`
 	RunID          string         `json:"run_id,omitempty"`
@@ -54,7 +55,7 @@ func (ev Event) JSON(value func(any) any) EventJSON {
 	}
 	out := EventJSON{
 		Cursor: ev.Cursor, Stream: ev.Stream, ID: ev.ID, Time: ev.Time.UTC(), Type: ev.Type,
-		ThreadID: ev.ThreadID, CheckpointNS: ev.CheckpointNS, CheckpointID: ev.CheckpointID, ParentID: ev.ParentID,
+		ThreadID: ev.ThreadID, CheckpointNS: ev.CheckpointNS, CheckpointID: ev.CheckpointID, ParentID: ev.ParentID, Replaced: ev.Replaced,
 		Source: ev.Source, RunID: ev.RunID, TS: ev.TS, Channels: slices.Sorted(slices.Values(ev.Channels)),
 		TaskID: ev.TaskID, SourceThreadID: ev.SourceThreadID, RunIDs: ev.RunIDs, Strategy: ev.Strategy, Count: ev.Count,
 		ValueRefs: ev.ValueRefs, Gap: ev.Gap,

@@ -500,7 +500,14 @@ if newgen or ttl > 0 then touch(sb, enct, ttl, now) end
 -- entry of): each time a new thread brings it to a multiple of 16 members.
 if newgen and redis.call('ZCARD', KEYS[2]) % 16 == 0 then skiplist(KEYS[2]) end
 if maxlen ~= '0' then
-  publish(KEYS[5], KEYS[6], maxlen, feedmaxlen, unpack(ARGV, evfrom, evto))
+  if fresh == 0 then
+    -- A re-put: the event says the stored checkpoint was replaced (field "re").
+    local ev = {unpack(ARGV, evfrom, evto)}
+    ev[#ev + 1], ev[#ev + 2] = 're', '1'
+    publish(KEYS[5], KEYS[6], maxlen, feedmaxlen, unpack(ev))
+  else
+    publish(KEYS[5], KEYS[6], maxlen, feedmaxlen, unpack(ARGV, evfrom, evto))
+  end
   if ttl > 0 then
     redis.call('PEXPIRE', KEYS[5], ARGV[8])
   elseif newgen then
