@@ -61,6 +61,10 @@ func (JSONSerializer) LoadsTypedString(typ, data string) (any, error) {
 
 // encodeJSON encodes v as compact JSON without HTML escaping.
 func encodeJSON(v any) ([]byte, error) {
+	// Nesting the decoder would refuse is refused here: what encodes decodes.
+	if err := checkDynamic(v, 0); err != nil {
+		return nil, err
+	}
 	v = exactIntegralFloats(v, 0)
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)

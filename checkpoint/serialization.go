@@ -152,9 +152,12 @@ func checkDynamic(v any, depth int) error {
 	return checkDepth(reflect.ValueOf(v), depth)
 }
 
-// maxReflectDepth counts every reflect level (an []any element is an
-// interface, then a slice), so it allows a few levels per container.
-const maxReflectDepth = 4*maxDepth + 16
+// maxReflectDepth counts every reflect level: an []any or map[string]any
+// element is two (the interface, then the container), so it lets through
+// the maxDepth levels of containers that the decoders read back, and no
+// more (a pointer or struct level counts too, which only refuses earlier): a
+// value that encodes always decodes.
+const maxReflectDepth = 2 * maxDepth
 
 func checkDepth(v reflect.Value, depth int) error {
 	if depth > maxReflectDepth {
