@@ -225,10 +225,17 @@ func TestExpiredThreadsLeaveNothing(t *testing.T) {
 			if expired < int64(threads/l.Shards()/2) {
 				t.Fatalf("shard %d holds %d registry entries before the writes; want about %d", w, expired, threads/l.Shards())
 			}
+			// The writer has no lease (a saver without TTL on the prefix): it
+			// must outlive the checks below, which a loaded machine can make
+			// longer than a lease of 2 s.
+			writer, err := redissaver.New(ctx, rdb, redissaver.Options{Prefix: l.Prefix(), AcceptEviction: true})
+			if err != nil {
+				t.Fatal(err)
+			}
 			cfg := checkpoint.Config{ThreadID: "writer"}
 			for j := int64(1); j <= expired; j++ {
 				var err error
-				if cfg, err = s.Put(ctx, cfg, checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID()}, checkpoint.Metadata{"run_id": "writer-run"}, nil); err != nil {
+				if cfg, err = writer.Put(ctx, cfg, checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID()}, checkpoint.Metadata{"run_id": "writer-run"}, nil); err != nil {
 					t.Fatal(err)
 				}
 				// -1: the registry's marker member.

@@ -108,8 +108,8 @@ func everyWriteAnnounced(t *testing.T, rdb redis.UniversalClient) {
 	if _, err := s.Put(ctx, checkpoint.Config{ThreadID: th}, checkpoint.Checkpoint{ID: "bad id"}, nil, nil); err == nil {
 		t.Fatal("bad id accepted")
 	}
-	if err := s.PutWrites(ctx, cfg.WithID("missing"), writes, "t", ""); err == nil {
-		t.Fatal("writes to a missing checkpoint accepted")
+	if err := s.PutWrites(ctx, cfg, []checkpoint.Write{{Channel: "x", Value: make(chan int)}}, "t", ""); err == nil {
+		t.Fatal("a write the serializer refuses accepted")
 	}
 	if err := s.CopyThread(ctx, th, "copy"); err != nil {
 		t.Fatal(err)
