@@ -147,13 +147,7 @@ func TestBoundedAtScale(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds 40,000 checkpoints")
 	}
-	n := 20000
-	if v := os.Getenv("REDCHECK_SCALE"); v != "" {
-		var err error
-		if n, err = strconv.Atoi(v); err != nil || n < 2 {
-			t.Fatalf("REDCHECK_SCALE=%q: want a number of checkpoints", v)
-		}
-	}
+	n := scale(t, "REDCHECK_SCALE", 20000)
 	rdb := redis.NewClient(&redis.Options{Addr: redistest.StartServer(t), PoolSize: 16})
 	t.Cleanup(func() { _ = rdb.Close() })
 	s := newSaver(t, rdb, redissaver.Options{})
@@ -349,4 +343,19 @@ func TestBoundedAtScale(t *testing.T) {
 	if len(data) != 8 {
 		t.Errorf("%d data keys left, want 8 besides the registries (shard index, run index, head, ns set, thread index, ns index, checkpoint, values): %v", len(data), data)
 	}
+}
+
+// scale returns the number of checkpoints the environment variable name
+// asks a scale test for, def when it is unset.
+func scale(t *testing.T, name string, def int) int {
+	t.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 2 {
+		t.Fatalf("%s=%q: want a number of checkpoints", name, v)
+	}
+	return n
 }

@@ -3,8 +3,6 @@ package redissaver_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -30,13 +28,7 @@ func TestBoundedWidePrune(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds 5,000 wide checkpoints")
 	}
-	n := 5000
-	if v := os.Getenv("REDCHECK_WIDE"); v != "" {
-		var err error
-		if n, err = strconv.Atoi(v); err != nil || n < 2 {
-			t.Fatalf("REDCHECK_WIDE=%q: want a number of checkpoints", v)
-		}
-	}
+	n := scale(t, "REDCHECK_WIDE", 5000)
 	rdb := redis.NewClient(&redis.Options{Addr: redistest.StartServer(t), PoolSize: 16})
 	t.Cleanup(func() { _ = rdb.Close() })
 	s := newSaver(t, rdb, redissaver.Options{})

@@ -46,15 +46,19 @@ async function chain(s: RedcheckSaver, thread: string, count: number, opts: { ns
   return ids;
 }
 
-async function countKeys(pattern: string): Promise<number> {
+async function scanKeys(pattern: string): Promise<string[]> {
   let cursor = "0";
-  let total = 0;
+  const keys: string[] = [];
   do {
     const r = await client.scan(cursor, { MATCH: pattern, COUNT: 1000 });
     cursor = String(r.cursor);
-    total += r.keys.length;
+    keys.push(...r.keys);
   } while (cursor !== "0");
-  return total;
+  return keys;
+}
+
+async function countKeys(pattern: string): Promise<number> {
+  return (await scanKeys(pattern)).length;
 }
 
 describe("errors", () => {
@@ -137,14 +141,7 @@ describe("lost data", () => {
     const s = fresh();
     const thread = { configurable: { thread_id: "before" } };
     await s.put(thread, { ...emptyCheckpoint(), id: uuid6(1) }, md(0), {});
-    const keys: string[] = [];
-    let cursor = "0";
-    do {
-      const r = await client.scan(cursor, { MATCH: `${s.layout.prefix}:*`, COUNT: 1000 });
-      cursor = String(r.cursor);
-      keys.push(...r.keys);
-    } while (cursor !== "0");
-    await client.del(keys);
+    await client.del(await scanKeys(`${s.layout.prefix}:*`));
     const after = { configurable: { thread_id: "after" } };
     const err = await s.put(after, { ...emptyCheckpoint(), id: uuid6(2) }, md(0), {}).catch((e) => e);
     expect(err).toBeInstanceOf(PrefixResetError);
@@ -160,14 +157,7 @@ describe("lost data", () => {
     const s = fresh({ acceptEviction: true });
     await s.put({ configurable: { thread_id: "before" } }, { ...emptyCheckpoint(), id: uuid6(1) }, md(0), {});
     expect(await s.reinitialize()).toBe(false);
-    const keys: string[] = [];
-    let cursor = "0";
-    do {
-      const r = await client.scan(cursor, { MATCH: `${s.layout.prefix}:*`, COUNT: 1000 });
-      cursor = String(r.cursor);
-      keys.push(...r.keys);
-    } while (cursor !== "0");
-    await client.del(keys);
+    await client.del(await scanKeys(`${s.layout.prefix}:*`));
     const after = { configurable: { thread_id: "after" } };
     const err = await s.put(after, { ...emptyCheckpoint(), id: uuid6(2) }, md(0), {}).catch((e) => e);
     expect(err).toBeInstanceOf(DataLossError);
