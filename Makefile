@@ -17,7 +17,7 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Where `make cover` writes its profile (outside the tree by default).
 COVERPROFILE ?= $(or $(TMPDIR),/tmp)/redcheck.coverprofile
 
-.PHONY: scale help demo test test-race test-floor soak test-short test-cluster test-js lint fuzz fuzz-ci bench bench-quick bench-instructions bench-go cover
+.PHONY: scale help demo test test-adapters test-race test-floor soak test-short test-cluster test-js lint fuzz fuzz-ci bench bench-quick bench-instructions bench-go cover
 
 help: ## List the targets
 	@echo "usage: make TARGET [FUZZTIME=60s]"
@@ -33,10 +33,24 @@ demo: ## Run the quickstart example
 # tens of milliseconds and would be read as blocking.
 BLOCKING_TESTS := TestBoundedAtScale|TestBoundedWidePrune|TestBoundedWork|TestGapHandlingBlocksNothing
 
-test: ## go vet, then all tests with the race detector (both tiers), then the Redis-blocking measurements alone
+test: ## go vet, then all tests with the race detector (both tiers), then the Redis-blocking measurements alone, then the adapters
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -skip '$(BLOCKING_TESTS)' ./...
 	$(GO) test -count=1 -p 1 -run '$(BLOCKING_TESTS)' ./redissaver/ ./redisstore/ ./stream/
+	$(MAKE) --no-print-directory test-adapters
+
+# The adapters to other frameworks are modules of their own (adapters/eino:
+# a CheckPointStore for cloudwego/eino), so that the root module never
+# depends on those frameworks; ./... at the root does not reach them (a
+# nested go.mod ends a pattern), so every target runs them in their
+# directory. Each requires the root module through a replace of ../..
+ADAPTERS := adapters/eino
+
+test-adapters: ## The adapters' modules (adapters/eino): go vet, then their tests with the race detector (both tiers)
+	@for d in $(ADAPTERS); do \
+		echo "==> $$d"; \
+		(cd "$$d" && $(GO) vet ./... && $(GO) test -race -count=1 ./...) || exit 1; \
+	done
 
 # Without the race detector: the race run happens on the current toolchain
 # (make test); this one shows that the module builds, vets and passes on
@@ -45,6 +59,10 @@ test-floor: ## go vet, then all tests (no race detector) on the floor toolchain 
 	GOTOOLCHAIN=$(FLOOR_GO) $(GO) version
 	GOTOOLCHAIN=$(FLOOR_GO) $(GO) vet ./...
 	GOTOOLCHAIN=$(FLOOR_GO) $(GO) test -count=1 -skip '$(BLOCKING_TESTS)' ./...
+	@for d in $(ADAPTERS); do \
+		echo "==> $$d"; \
+		(cd "$$d" && GOTOOLCHAIN=$(FLOOR_GO) $(GO) vet ./... && GOTOOLCHAIN=$(FLOOR_GO) $(GO) test -count=1 ./...) || exit 1; \
+	done
 
 test-cluster: ## Redis Cluster tests (3+3 local cluster: kit, failover, ...), race detector
 	REDCHECK_CLUSTER=1 $(GO) test -race -count=1 -run Cluster ./...
@@ -80,13 +98,17 @@ test-short: ## All tests, without the race detector
 # ls-files -s), so the check is the same on every OS and needs no checkout.
 MAX_FILE_BYTES ?= 1048576
 
-lint: ## Fail on a tracked file over 1 MiB, on unformatted files (gofmt -l), then go vet, then staticcheck (default checks)
+lint: ## Fail on a tracked file over 1 MiB, on unformatted files (gofmt -l), then go vet, then staticcheck (default checks); the adapters' modules too
 	@big="$$(git ls-files -s | awk -F'\t' '{split($$1, a, " "); print a[2], $$2}' | git cat-file --batch-check='%(objectsize) %(rest)' | awk -v max=$(MAX_FILE_BYTES) '$$1 > max')"; \
 	if [ -n "$$big" ]; then echo "tracked files over $(MAX_FILE_BYTES) bytes (size, path):"; echo "$$big"; exit 1; fi
 	@unformatted="$$(gofmt -l .)"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed on:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
+	@for d in $(ADAPTERS); do \
+		echo "==> $$d"; \
+		(cd "$$d" && $(GO) vet ./... && $(GO) run $(STATICCHECK) ./...) || exit 1; \
+	done
 
 fuzz: ## Run every Fuzz* target in the tree for FUZZTIME each
 	@list="$$($(GO) test -list '^Fuzz' ./...)"; \
