@@ -28,7 +28,21 @@ import (
 // or index): never a tuple with missing values, never an older checkpoint
 // as the latest; checkpoint.ErrInvalidConfig for an over-long thread or
 // namespace; ErrCorrupt for stored data it cannot decode.
-func (s *Saver) GetTuple(ctx context.Context, cfg checkpoint.Config) (*checkpoint.Tuple, error) {
+func (s *Saver) GetTuple(ctx context.Context, cfg checkpoint.Config) (_ *checkpoint.Tuple, err error) {
+	ctx, call := s.begin(ctx, opGetTuple)
+	defer func() { call.end(err) }()
+	call.address(cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID)
+	t, err := s.getTuple(ctx, cfg)
+	if err == nil && cfg.CheckpointID == "" {
+		call.set(attrCheckpoint.String(t.Config.CheckpointID))
+	}
+	if err == nil {
+		call.step(t.Metadata)
+	}
+	return t, err
+}
+
+func (s *Saver) getTuple(ctx context.Context, cfg checkpoint.Config) (*checkpoint.Tuple, error) {
 	if cfg.ThreadID == "" {
 		return nil, notFound("no thread id")
 	}

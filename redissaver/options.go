@@ -2,11 +2,14 @@ package redissaver
 
 import (
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/graphstate/redcheck/internal/codec"
 	"github.com/graphstate/redcheck/internal/keys"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Defaults of Options.
@@ -67,6 +70,22 @@ type Options struct {
 	// default). Reads take compressed and plain values alike, whatever it
 	// says.
 	Compression Compression
+
+	// TracerProvider makes the spans of the saver's operations, one per
+	// call (docs/observability.md). Nil means otel.GetTracerProvider(): a
+	// no-op until the application installs an OpenTelemetry SDK.
+	TracerProvider trace.TracerProvider
+
+	// MeterProvider makes the saver's metrics (docs/observability.md). Nil
+	// means otel.GetMeterProvider(): a no-op until the application installs
+	// an OpenTelemetry SDK.
+	MeterProvider metric.MeterProvider
+
+	// Logger, when set, receives a Warn record for each data loss an
+	// operation detects (checkpoint.ErrDataLoss) and an Error record for
+	// each prefix found emptied (ErrPrefixReset); nothing else. Nil logs
+	// nothing.
+	Logger *slog.Logger
 }
 
 // Defaults of Compression.

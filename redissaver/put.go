@@ -45,7 +45,11 @@ import (
 // serializer refuses; checkpoint.ErrDataLoss when the thread's head is
 // missing while its registry entry says it lives, or its generation lacks an
 // index; otherwise the Redis error, wrapped.
-func (s *Saver) Put(ctx context.Context, cfg checkpoint.Config, cp checkpoint.Checkpoint, md checkpoint.Metadata, newVersions map[string]string) (checkpoint.Config, error) {
+func (s *Saver) Put(ctx context.Context, cfg checkpoint.Config, cp checkpoint.Checkpoint, md checkpoint.Metadata, newVersions map[string]string) (_ checkpoint.Config, err error) {
+	ctx, call := s.begin(ctx, opPut)
+	defer func() { call.end(err) }()
+	call.address(cfg.ThreadID, cfg.CheckpointNS, cp.ID)
+	call.step(md)
 	if err := validateAddress(cfg); err != nil {
 		return checkpoint.Config{}, err
 	}

@@ -18,6 +18,7 @@ type Saver struct {
 	opts   Options
 	layout keys.Layout
 	ser    checkpoint.Serializer
+	tel    *telemetry
 }
 
 // The interfaces Saver implements; a signature drift fails the build.
@@ -62,7 +63,7 @@ func New(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Saver, 
 	if err := meta.Ensure(ctx, rdb, layout, true); err != nil {
 		return nil, fmt.Errorf("redissaver: %w", err)
 	}
-	return &Saver{rdb: rdb, opts: o, layout: layout, ser: o.Serializer}, nil
+	return &Saver{rdb: rdb, opts: o, layout: layout, ser: o.Serializer, tel: newTelemetry(o, rdb)}, nil
 }
 
 // The saver's key layout, for this module's tests and tools (keys.Of).
@@ -95,6 +96,7 @@ func (s *Saver) NextVersion(current string) string { return checkpoint.NextVersi
 // run runs a script once (internal/scriptrun). A DATALOSS error of a
 // prefix found emptied becomes ErrPrefixReset (recoverEmptied).
 func (s *Saver) run(ctx context.Context, sc *redis.Script, keys []string, args ...any) *redis.Cmd {
+	sent(ctx, 1)
 	cmd := scriptrun.Run(ctx, s.rdb, sc, keys, args...)
 	if err := cmd.Err(); err != nil {
 		if rerr := s.recoverEmptied(ctx, err); rerr != err {
@@ -107,6 +109,7 @@ func (s *Saver) run(ctx context.Context, sc *redis.Script, keys []string, args .
 // runPipelined runs one script many times in one pipeline
 // (internal/scriptrun).
 func (s *Saver) runPipelined(ctx context.Context, sc *redis.Script, calls []scriptCall) ([]*redis.Cmd, error) {
+	sent(ctx, len(calls))
 	cs := make([]scriptrun.Call, len(calls))
 	for i, c := range calls {
 		cs[i] = scriptrun.Call{Keys: c.keys, Args: c.args}

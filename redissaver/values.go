@@ -151,6 +151,7 @@ func (s *Saver) readValues(ctx context.Context, op string, items []cpReply) erro
 // transaction: the reads of a page span several hash tags, and a
 // transaction per values hash is not one pipeline in go-redis.)
 func (s *Saver) sendValueReads(ctx context.Context, reads []*valuesRead) error {
+	sent(ctx, 0)
 	_, err := s.rdb.Pipelined(ctx, func(pipe redis.Pipeliner) error {
 		for _, r := range reads {
 			r.cmd = pipe.HMGet(ctx, r.key, r.fields...)

@@ -31,7 +31,10 @@ import (
 // index names it, or the thread's head while its registry entry exists;
 // checkpoint.ErrInvalidCheckpoint for a value the serializer refuses;
 // otherwise the Redis error, wrapped.
-func (s *Saver) PutWrites(ctx context.Context, cfg checkpoint.Config, writes []checkpoint.Write, taskID, taskPath string) error {
+func (s *Saver) PutWrites(ctx context.Context, cfg checkpoint.Config, writes []checkpoint.Write, taskID, taskPath string) (err error) {
+	ctx, call := s.begin(ctx, opPutWrites)
+	defer func() { call.end(err) }()
+	call.address(cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID)
 	if err := validateAddress(cfg); err != nil {
 		return err
 	}

@@ -1,0 +1,380 @@
+package redissaver
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// instrumentationName names the saver's tracer and meter
+// (docs/observability.md).
+const instrumentationName = "github.com/graphstate/redcheck/redissaver"
+
+// Attribute keys: the OpenTelemetry database conventions, and the saver's
+// own. No attribute ever holds a channel value, a pending write or a
+// metadata value (the metadata "step", a number, excepted).
+const (
+	attrDBSystem     = attribute.Key("db.system.name")
+	attrDBOperation  = attribute.Key("db.operation.name")
+	attrDBProcedure  = attribute.Key("db.stored_procedure.name")
+	attrDBStatus     = attribute.Key("db.response.status_code")
+	attrServerAddr   = attribute.Key("server.address")
+	attrServerPort   = attribute.Key("server.port")
+	attrErrorType    = attribute.Key("error.type")
+	attrConversation = attribute.Key("gen_ai.conversation.id")
+	attrThread       = attribute.Key("redcheck.thread_id")
+	attrNamespace    = attribute.Key("redcheck.checkpoint_ns")
+	attrCheckpoint   = attribute.Key("redcheck.checkpoint_id")
+	attrStep         = attribute.Key("redcheck.step")
+	attrRoundTrips   = attribute.Key("redcheck.round_trips")
+	attrSteps        = attribute.Key("redcheck.steps")
+	attrFound        = attribute.Key("redcheck.found")
+)
+
+// opKind is a public operation of the saver: each call is one span.
+type opKind uint8
+
+const (
+	opPut opKind = iota
+	opPutWrites
+	opGetTuple
+	opList
+	opDeleteThread
+	opDeleteForRuns
+	opCopyThread
+	opPrune
+	opDeltaChannelHistory
+	opSweep
+	opVerify
+	opReinitialize
+	opLoadScripts
+	numOps
+)
+
+// operations gives each operation its name (the span's name and
+// db.operation.name) and its main script (db.stored_procedure.name; "" for
+// an operation of several scripts, none of them the main one).
+var operations = [numOps]struct{ name, script string }{
+	opPut:                 {"Put", "put.lua"},
+	opPutWrites:           {"PutWrites", "put_writes.lua"},
+	opGetTuple:            {"GetTuple", "get_tuple.lua"},
+	opList:                {"List", "list.lua"},
+	opDeleteThread:        {"DeleteThread", "delete_thread.lua"},
+	opDeleteForRuns:       {"DeleteForRuns", "delete_runs.lua"},
+	opCopyThread:          {"CopyThread", ""},
+	opPrune:               {"Prune", "prune.lua"},
+	opDeltaChannelHistory: {"DeltaChannelHistory", "delta_history.lua"},
+	opSweep:               {"Sweep", "sweep.lua"},
+	opVerify:              {"Verify", ""},
+	opReinitialize:        {"Reinitialize", ""},
+	opLoadScripts:         {"LoadScripts", ""},
+}
+
+// telemetry is what a saver reports through: its tracer, and what every
+// call shares, built once by New so that a call on the no-op providers
+// builds no attribute.
+type telemetry struct {
+	tracer trace.Tracer
+	// start holds, per operation, the options of its spans: the kind
+	// (client) and the attributes every span of it carries.
+	start [numOps][]trace.SpanStartOption
+}
+
+func newTelemetry(o Options, rdb redis.UniversalClient) *telemetry {
+	tp := o.TracerProvider
+	if tp == nil {
+		tp = otel.GetTracerProvider()
+	}
+	t := &telemetry{tracer: tp.Tracer(instrumentationName)}
+	server := serverAttrs(rdb)
+	for op := range numOps {
+		attrs := []attribute.KeyValue{attrDBSystem.String("redis"), attrDBOperation.String(operations[op].name)}
+		if sc := operations[op].script; sc != "" {
+			attrs = append(attrs, attrDBProcedure.String(sc))
+		}
+		attrs = append(attrs, server...)
+		t.start[op] = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...)}
+	}
+	return t
+}
+
+// serverAttrs are server.address and server.port of a *redis.Client with
+// one address; none for a Cluster, a ring or a failover client.
+func serverAttrs(rdb redis.UniversalClient) []attribute.KeyValue {
+	c, ok := rdb.(*redis.Client)
+	if !ok {
+		return nil
+	}
+	o := c.Options()
+	switch {
+	case o.Addr == "" || o.Addr == "FailoverClient":
+		return nil
+	case o.Network == "unix":
+		return []attribute.KeyValue{attrServerAddr.String(o.Addr)}
+	}
+	host, port, err := net.SplitHostPort(o.Addr)
+	if err != nil {
+		return []attribute.KeyValue{attrServerAddr.String(o.Addr)}
+	}
+	out := []attribute.KeyValue{attrServerAddr.String(host)}
+	if p, err := strconv.Atoi(port); err == nil {
+		out = append(out, attrServerPort.Int(p))
+	}
+	return out
+}
+
+// opCall is one call of a public operation under way: its span, and what
+// it has counted. It lives on the caller's stack; begin starts it, end
+// ends it.
+type opCall struct {
+	s     *Saver
+	op    opKind
+	ctx   context.Context
+	span  trace.Span
+	start time.Time
+	// n counts the call's round trips and steps; nil when the span does not
+	// record (nothing reads them then).
+	n *opCount
+}
+
+// opCount is what a recording call counts, reached from its context by
+// Saver.run and the other senders of commands.
+type opCount struct {
+	trips int // round trips: a script call, or a pipeline of them
+	steps int // script calls: each one bounded step
+}
+
+// countKey is the context key of a call's *opCount.
+type countKey struct{}
+
+// begin starts a call of op: its span, child of ctx's. The context it
+// returns carries the span (and, when the span records, the counters): the
+// call runs under it.
+func (s *Saver) begin(ctx context.Context, op opKind) (context.Context, opCall) {
+	ctx, span := s.tel.tracer.Start(ctx, operations[op].name, s.tel.start[op]...)
+	c := opCall{s: s, op: op, span: span, start: time.Now()}
+	if span.IsRecording() {
+		c.n = &opCount{}
+		ctx = context.WithValue(ctx, countKey{}, c.n)
+	}
+	c.ctx = ctx
+	return ctx, c
+}
+
+// counted returns the counters of the call ctx belongs to, nil when there
+// are none (no call, or its span does not record).
+func counted(ctx context.Context) *opCount {
+	n, _ := ctx.Value(countKey{}).(*opCount)
+	return n
+}
+
+// sent counts a round trip of ctx's call that ran scripts script calls.
+func sent(ctx context.Context, scripts int) {
+	if n := counted(ctx); n != nil {
+		n.trips++
+		n.steps += scripts
+	}
+}
+
+// address records the checkpoint address the call works on (any part may
+// be "": left out).
+func (c *opCall) address(thread, ns, id string) {
+	if !c.span.IsRecording() {
+		return
+	}
+	attrs := make([]attribute.KeyValue, 0, 4)
+	if thread != "" {
+		attrs = append(attrs, attrThread.String(thread), attrConversation.String(thread))
+		attrs = append(attrs, attrNamespace.String(ns))
+	}
+	if id != "" {
+		attrs = append(attrs, attrCheckpoint.String(id))
+	}
+	c.span.SetAttributes(attrs...)
+}
+
+// step records the checkpoint's step, when metadata holds one.
+func (c *opCall) step(md checkpoint.Metadata) {
+	if !c.span.IsRecording() {
+		return
+	}
+	if n, ok := stepOf(md); ok {
+		c.span.SetAttributes(attrStep.Int64(n))
+	}
+}
+
+// stepOf is metadata "step" as an integer, when it is one.
+func stepOf(md checkpoint.Metadata) (int64, bool) {
+	switch v := md["step"].(type) {
+	case int:
+		return int64(v), true
+	case int8:
+		return int64(v), true
+	case int16:
+		return int64(v), true
+	case int32:
+		return int64(v), true
+	case int64:
+		return v, true
+	case uint:
+		return int64(v), true
+	case uint8:
+		return int64(v), true
+	case uint16:
+		return int64(v), true
+	case uint32:
+		return int64(v), true
+	case uint64:
+		return int64(v), true
+	case float64:
+		return int64(v), true
+	case float32:
+		return int64(v), true
+	}
+	return 0, false
+}
+
+// set adds an attribute to a recording span. Build kv only of what is at
+// hand (no formatting): it is built on the no-op path too.
+func (c *opCall) set(kv attribute.KeyValue) {
+	if c.span.IsRecording() {
+		c.span.SetAttributes(kv)
+	}
+}
+
+// end ends the call with its error (nil for success) and returns err.
+// A GetTuple that finds nothing is no failure: redcheck.found says so.
+func (c *opCall) end(err error) error {
+	if c.span.IsRecording() {
+		c.endSpan(err)
+	}
+	c.span.End()
+	return err
+}
+
+func (c *opCall) endSpan(err error) {
+	attrs := make([]attribute.KeyValue, 0, 6)
+	if c.n != nil {
+		attrs = append(attrs, attrRoundTrips.Int(c.n.trips), attrSteps.Int(c.n.steps))
+	}
+	if c.op == opGetTuple && (err == nil || c.miss(err)) {
+		attrs = append(attrs, attrFound.Bool(err == nil))
+	}
+	if err != nil && !c.miss(err) {
+		kind := errorType(err)
+		attrs = append(attrs, attrErrorType.String(kind))
+		if code := redisStatus(err); code != "" {
+			attrs = append(attrs, attrDBStatus.String(code))
+		}
+		shown := err
+		if !quotesNoData(kind) {
+			shown = redacted(kind)
+		}
+		c.span.RecordError(shown)
+		c.span.SetStatus(codes.Error, shown.Error())
+	}
+	c.span.SetAttributes(attrs...)
+}
+
+// miss reports an error that is a normal answer, not a failure: a
+// GetTuple of a checkpoint that does not exist.
+func (c *opCall) miss(err error) bool {
+	return c.op == opGetTuple && errors.Is(err, checkpoint.ErrNotFound)
+}
+
+// Error kinds (error.type) of the package's errors; a Redis error's kind is
+// its prefix ("OOM", "READONLY", "ERR"...).
+const (
+	kindPrefixReset       = "prefix_reset"
+	kindDataLoss          = "data_loss"
+	kindInvalidCheckpoint = "invalid_checkpoint"
+	kindInvalidConfig     = "invalid_config"
+	kindNotFound          = "not_found"
+	kindCorrupt           = "corrupt"
+	kindSerialization     = "serialization"
+	kindCanceled          = "canceled"
+	kindDeadline          = "deadline_exceeded"
+	kindNetwork           = "network"
+	kindOther             = "_OTHER"
+)
+
+// errorType is the kind of err (error.type): low-cardinality, a metric
+// attribute.
+func errorType(err error) string {
+	switch {
+	case errors.Is(err, ErrPrefixReset):
+		return kindPrefixReset
+	case errors.Is(err, checkpoint.ErrDataLoss):
+		return kindDataLoss
+	case errors.Is(err, checkpoint.ErrInvalidCheckpoint):
+		return kindInvalidCheckpoint
+	case errors.Is(err, checkpoint.ErrInvalidConfig):
+		return kindInvalidConfig
+	case errors.Is(err, checkpoint.ErrNotFound):
+		return kindNotFound
+	case errors.Is(err, ErrCorrupt):
+		return kindCorrupt
+	case errors.Is(err, checkpoint.ErrSerialization):
+		return kindSerialization
+	case errors.Is(err, context.Canceled):
+		return kindCanceled
+	case errors.Is(err, context.DeadlineExceeded):
+		return kindDeadline
+	}
+	if code := redisStatus(err); code != "" {
+		return code
+	}
+	var ne net.Error
+	if errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return kindNetwork
+	}
+	return kindOther
+}
+
+// redisStatus is the prefix of the error Redis answered ("ERR", "OOM",
+// "READONLY"...), "" when err holds none.
+func redisStatus(err error) string {
+	var re redis.Error
+	if !errors.As(err, &re) || errors.Is(err, redis.Nil) {
+		return ""
+	}
+	code := re.Error()
+	if i := strings.IndexByte(code, ' '); i >= 0 {
+		code = code[:i]
+	}
+	if code == "" || len(code) > 32 || strings.TrimLeft(code, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_") != "" {
+		return "ERR"
+	}
+	return code
+}
+
+// quotesNoData reports whether the messages of errors of kind quote nothing
+// but keys, ids, channel names and versions, and Redis's or the network's
+// words, so a span may carry them. Those of the other kinds may quote a
+// value: a refused metadata value, a serializer's complaint about a value,
+// a stored reply that does not parse.
+func quotesNoData(kind string) bool {
+	switch kind {
+	case kindInvalidCheckpoint, kindInvalidConfig, kindCorrupt, kindSerialization, kindOther:
+		return false
+	}
+	return true
+}
+
+// redacted stands, in a span, for an error whose message may quote a value.
+type redacted string
+
+func (r redacted) Error() string {
+	return "redissaver: " + strings.ReplaceAll(string(r), "_", " ") + " (the message is withheld: it may quote a value)"
+}

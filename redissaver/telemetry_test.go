@@ -1,0 +1,352 @@
+package redissaver_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/internal/keys"
+	"github.com/graphstate/redcheck/redissaver"
+	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// marker is written as a channel value, a metadata value and a pending
+// write: no span, event or metric may ever show it.
+const marker = "SECRET-MARKER-42"
+
+// telRig is a saver whose spans and metrics the test reads.
+type telRig struct {
+	s      *redissaver.Saver
+	rdb    redis.UniversalClient
+	exp    *tracetest.InMemoryExporter
+	reader *sdkmetric.ManualReader
+}
+
+func newTelRig(t *testing.T, rdb redis.UniversalClient, opts redissaver.Options) *telRig {
+	t.Helper()
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	t.Cleanup(func() {
+		_ = tp.Shutdown(context.Background())
+		_ = mp.Shutdown(context.Background())
+	})
+	opts.TracerProvider, opts.MeterProvider = tp, mp
+	return &telRig{s: newSaver(t, rdb, opts), rdb: rdb, exp: exp, reader: reader}
+}
+
+// spans returns the spans ended so far, and forgets them.
+func (r *telRig) spans() tracetest.SpanStubs {
+	out := r.exp.GetSpans()
+	r.exp.Reset()
+	return out
+}
+
+// metrics collects the metrics.
+func (r *telRig) metrics(t *testing.T) metricdata.ResourceMetrics {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	if err := r.reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	return rm
+}
+
+// only returns the one span of spans, failing unless there is exactly one
+// and it is named name.
+func only(t *testing.T, spans tracetest.SpanStubs, name string) tracetest.SpanStub {
+	t.Helper()
+	if len(spans) != 1 {
+		var names []string
+		for _, s := range spans {
+			names = append(names, s.Name)
+		}
+		t.Fatalf("%s: %d spans %v, want 1", name, len(spans), names)
+	}
+	if spans[0].Name != name {
+		t.Fatalf("span %q, want %q", spans[0].Name, name)
+	}
+	return spans[0]
+}
+
+func attrOf(s tracetest.SpanStub, key string) (attribute.Value, bool) {
+	for _, kv := range s.Attributes {
+		if string(kv.Key) == key {
+			return kv.Value, true
+		}
+	}
+	return attribute.Value{}, false
+}
+
+// wantAttrs fails for each attribute of want (values formatted with
+// Value.Emit) the span lacks or has another value of; a want of "*" asks
+// for the attribute with any value, "-" for its absence.
+func wantAttrs(t *testing.T, s tracetest.SpanStub, want map[string]string) {
+	t.Helper()
+	for k, w := range want {
+		v, ok := attrOf(s, k)
+		switch {
+		case w == "-" && ok:
+			t.Errorf("%s: attribute %s = %s, want none", s.Name, k, v.Emit())
+		case w == "-":
+		case !ok:
+			t.Errorf("%s: no attribute %s (want %s)", s.Name, k, w)
+		case w != "*" && v.Emit() != w:
+			t.Errorf("%s: attribute %s = %s, want %s", s.Name, k, v.Emit(), w)
+		}
+	}
+}
+
+// wantOK checks a span of a call that succeeded: kind client, the database
+// attributes of op and script, and no error status.
+func wantOK(t *testing.T, s tracetest.SpanStub, op, script string) {
+	t.Helper()
+	if s.SpanKind != trace.SpanKindClient {
+		t.Errorf("%s: kind %v, want client", s.Name, s.SpanKind)
+	}
+	if s.Status.Code == codes.Error {
+		t.Errorf("%s: status %v %q, want unset", s.Name, s.Status.Code, s.Status.Description)
+	}
+	want := map[string]string{"db.system.name": "redis", "db.operation.name": op, "error.type": "-",
+		"server.address": "*", "server.port": "*", "redcheck.round_trips": "*"}
+	if script == "" {
+		want["db.stored_procedure.name"] = "-"
+	} else {
+		want["db.stored_procedure.name"] = script
+	}
+	wantAttrs(t, s, want)
+	if v, _ := attrOf(s, "redcheck.round_trips"); v.AsInt64() < 1 && op != "DeltaChannelHistory" {
+		t.Errorf("%s: %d round trips", s.Name, v.AsInt64())
+	}
+}
+
+// putOne puts a checkpoint on cfg (its parent) with a channel value and
+// metadata holding marker, and the step given.
+func putOne(t *testing.T, s *redissaver.Saver, cfg checkpoint.Config, step int) checkpoint.Config {
+	t.Helper()
+	cp := checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(), TS: "ts",
+		ChannelValues:   map[string]any{"msgs": []any{marker, step}, "plain": "p"},
+		ChannelVersions: map[string]string{"msgs": fmt.Sprint(step + 1), "plain": "1"}}
+	next, err := s.Put(context.Background(), cfg, cp, checkpoint.Metadata{"step": step, "note": marker, "source": "loop"},
+		map[string]string{"msgs": fmt.Sprint(step + 1), "plain": "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return next
+}
+
+func TestTelemetryPutWritesGetTuple(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			r := newTelRig(t, b.client(t), redissaver.Options{})
+			ctx := context.Background()
+			cfg := putOne(t, r.s, checkpoint.Config{ThreadID: "th-1", CheckpointNS: "ns"}, 3)
+			put := only(t, r.spans(), "Put")
+			wantOK(t, put, "Put", "put.lua")
+			wantAttrs(t, put, map[string]string{"redcheck.thread_id": "th-1", "gen_ai.conversation.id": "th-1",
+				"redcheck.checkpoint_ns": "ns", "redcheck.checkpoint_id": cfg.CheckpointID, "redcheck.step": "3",
+				"redcheck.round_trips": "1", "redcheck.steps": "1"})
+
+			if err := r.s.PutWrites(ctx, cfg, []checkpoint.Write{{Channel: "msgs", Value: marker}}, "task-1", ""); err != nil {
+				t.Fatal(err)
+			}
+			pw := only(t, r.spans(), "PutWrites")
+			wantOK(t, pw, "PutWrites", "put_writes.lua")
+			wantAttrs(t, pw, map[string]string{"redcheck.thread_id": "th-1", "redcheck.checkpoint_ns": "ns",
+				"redcheck.checkpoint_id": cfg.CheckpointID, "redcheck.round_trips": "1"})
+
+			latest := checkpoint.Config{ThreadID: "th-1", CheckpointNS: "ns"}
+			if _, err := r.s.GetTuple(ctx, latest); err != nil {
+				t.Fatal(err)
+			}
+			get := only(t, r.spans(), "GetTuple")
+			wantOK(t, get, "GetTuple", "get_tuple.lua")
+			wantAttrs(t, get, map[string]string{"redcheck.thread_id": "th-1", "redcheck.checkpoint_ns": "ns",
+				"redcheck.checkpoint_id": cfg.CheckpointID, "redcheck.step": "3", "redcheck.found": "true"})
+
+			// A miss is an answer, not a failure.
+			if _, err := r.s.GetTuple(ctx, checkpoint.Config{ThreadID: "nobody"}); !errors.Is(err, checkpoint.ErrNotFound) {
+				t.Fatalf("GetTuple of an unknown thread: %v", err)
+			}
+			miss := only(t, r.spans(), "GetTuple")
+			wantOK(t, miss, "GetTuple", "get_tuple.lua")
+			wantAttrs(t, miss, map[string]string{"redcheck.found": "false", "redcheck.checkpoint_id": "-"})
+			if len(miss.Events) != 0 {
+				t.Errorf("a miss recorded events %v", miss.Events)
+			}
+		})
+	}
+}
+
+// TestTelemetryDataLoss loses a checkpoint's hash: the GetTuple that finds
+// its index entry without it fails with ErrDataLoss, which its span
+// records as an error of kind data_loss.
+func TestTelemetryDataLoss(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			r := newTelRig(t, b.client(t), redissaver.Options{})
+			ctx := context.Background()
+			cfg := putOne(t, r.s, checkpoint.Config{ThreadID: "th-lost"}, 0)
+			l := keys.Of(r.s)
+			gen, err := r.rdb.HGet(ctx, l.Head("th-lost"), "g").Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			must(t, r.rdb.Del(ctx, l.Checkpoint("th-lost", gen, "", cfg.CheckpointID)).Err())
+			r.spans()
+			_, err = r.s.GetTuple(ctx, cfg)
+			if !errors.Is(err, checkpoint.ErrDataLoss) {
+				t.Fatalf("GetTuple of a lost checkpoint: %v, want ErrDataLoss", err)
+			}
+			s := only(t, r.spans(), "GetTuple")
+			wantAttrs(t, s, map[string]string{"error.type": "data_loss", "redcheck.thread_id": "th-lost",
+				"redcheck.checkpoint_id": cfg.CheckpointID, "redcheck.found": "-"})
+			if s.Status.Code != codes.Error || s.Status.Description != err.Error() {
+				t.Errorf("status %v %q, want Error %q", s.Status.Code, s.Status.Description, err)
+			}
+			if !recordedError(s, err.Error()) {
+				t.Errorf("no exception event with %q: %v", err, s.Events)
+			}
+		})
+	}
+}
+
+// recordedError reports whether the span has an exception event with msg.
+func recordedError(s tracetest.SpanStub, msg string) bool {
+	for _, e := range s.Events {
+		if e.Name != "exception" {
+			continue
+		}
+		for _, kv := range e.Attributes {
+			if kv.Key == "exception.message" && kv.Value.AsString() == msg {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// TestTelemetryCarriesNoData writes marker as a channel value, a metadata
+// value and a pending write, runs the operations, some refused for a value
+// (their messages quote it), and finds marker in no span name, attribute,
+// event or status, and no metric attribute.
+func TestTelemetryCarriesNoData(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			r := newTelRig(t, b.client(t), redissaver.Options{})
+			ctx := context.Background()
+			cfg := putOne(t, r.s, checkpoint.Config{ThreadID: "th-data"}, 0)
+			must(t, r.s.PutWrites(ctx, cfg, []checkpoint.Write{{Channel: "msgs", Value: marker}, {Channel: "x", Value: map[string]any{"k": marker}}}, "task", ""))
+			cfg = putOne(t, r.s, cfg, 1)
+			if _, err := r.s.GetTuple(ctx, checkpoint.Config{ThreadID: "th-data"}); err != nil {
+				t.Fatal(err)
+			}
+			// Refused: a step that quotes the marker, a value the serializer
+			// refuses.
+			bad := checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(), TS: "ts"}
+			if _, err := r.s.Put(ctx, cfg, bad, checkpoint.Metadata{"step": marker}, nil); !strings.Contains(fmt.Sprint(err), marker) {
+				t.Fatalf("Put of step %q: %v, want an error quoting it", marker, err)
+			}
+			if err := r.s.PutWrites(ctx, cfg, []checkpoint.Write{{Channel: "c", Value: func() string { return marker }}}, "t2", ""); err == nil {
+				t.Fatal("PutWrites of a func: nil error")
+			}
+			spans := r.spans()
+			if len(spans) < 6 {
+				t.Fatalf("%d spans", len(spans))
+			}
+			for _, s := range spans {
+				noMarker(t, s)
+			}
+			noMarkerInMetrics(t, r.metrics(t))
+		})
+	}
+}
+
+// noMarker fails if marker is anywhere in the span.
+func noMarker(t *testing.T, s tracetest.SpanStub) {
+	t.Helper()
+	check := func(where, text string) {
+		if strings.Contains(text, marker) {
+			t.Errorf("span %s: %s holds the marker: %s", s.Name, where, text)
+		}
+	}
+	check("the name", s.Name)
+	check("the status", s.Status.Description)
+	for _, kv := range s.Attributes {
+		check("attribute "+string(kv.Key), string(kv.Key)+"="+kv.Value.Emit())
+	}
+	for _, e := range s.Events {
+		check("an event's name", e.Name)
+		for _, kv := range e.Attributes {
+			check("event attribute "+string(kv.Key), string(kv.Key)+"="+kv.Value.Emit())
+		}
+	}
+	for _, l := range s.Links {
+		for _, kv := range l.Attributes {
+			check("link attribute "+string(kv.Key), string(kv.Key)+"="+kv.Value.Emit())
+		}
+	}
+}
+
+// noMarkerInMetrics fails if marker is in a metric's name or any data
+// point's attributes.
+func noMarkerInMetrics(t *testing.T, rm metricdata.ResourceMetrics) {
+	t.Helper()
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if strings.Contains(m.Name+m.Description, marker) {
+				t.Errorf("metric %s holds the marker", m.Name)
+			}
+			for _, set := range pointAttrs(m) {
+				for _, kv := range set.ToSlice() {
+					if strings.Contains(string(kv.Key)+"="+kv.Value.Emit(), marker) {
+						t.Errorf("metric %s: attribute %s=%s holds the marker", m.Name, kv.Key, kv.Value.Emit())
+					}
+				}
+			}
+		}
+	}
+}
+
+// pointAttrs returns the attribute sets of a metric's data points.
+func pointAttrs(m metricdata.Metrics) []attribute.Set {
+	var out []attribute.Set
+	switch d := m.Data.(type) {
+	case metricdata.Histogram[float64]:
+		for _, p := range d.DataPoints {
+			out = append(out, p.Attributes)
+		}
+	case metricdata.Histogram[int64]:
+		for _, p := range d.DataPoints {
+			out = append(out, p.Attributes)
+		}
+	case metricdata.Sum[int64]:
+		for _, p := range d.DataPoints {
+			out = append(out, p.Attributes)
+		}
+	case metricdata.Sum[float64]:
+		for _, p := range d.DataPoints {
+			out = append(out, p.Attributes)
+		}
+	case metricdata.Gauge[int64]:
+		for _, p := range d.DataPoints {
+			out = append(out, p.Attributes)
+		}
+	case metricdata.Gauge[float64]:
+		for _, p := range d.DataPoints {
+			out = append(out, p.Attributes)
+		}
+	}
+	return out
+}
