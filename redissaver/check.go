@@ -140,7 +140,16 @@ const (
 //
 // Errors: checkpoint.ErrInvalidConfig for an over-long thread ID; otherwise
 // the Redis error, wrapped.
-func (s *Saver) Verify(ctx context.Context, threadID string) (*CheckResult, error) {
+func (s *Saver) Verify(ctx context.Context, threadID string) (res *CheckResult, err error) {
+	ctx, call := s.begin(ctx, opVerify)
+	defer func() {
+		if res != nil {
+			call.set(attrViolations.Int(len(res.Violations)))
+			call.set(attrCheckpoints.Int(res.Checkpoints))
+		}
+		call.end(err)
+	}()
+	call.address(threadID, "", "")
 	c := &checker{s: s, res: &CheckResult{}, expiring: s.opts.TTL > 0, reported: map[Violation]bool{}}
 	if threadID != "" {
 		if err := keys.ValidateThreadID(threadID); err != nil {

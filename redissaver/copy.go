@@ -46,7 +46,11 @@ const copyGrace = 10 * time.Minute
 // values its checkpoints point to fails it with checkpoint.ErrDataLoss. A copy cut off leaves the target
 // as it was; its staging generation is reclaimed by the sweeps after
 // copyGrace, and a copy idle for longer fails (checkpoint.ErrNotFound).
-func (s *Saver) CopyThread(ctx context.Context, sourceThreadID, targetThreadID string) error {
+func (s *Saver) CopyThread(ctx context.Context, sourceThreadID, targetThreadID string) (err error) {
+	ctx, call := s.begin(ctx, opCopyThread)
+	defer func() { call.end(err) }()
+	call.address(sourceThreadID, "", "")
+	call.set(attrTargetThread.String(targetThreadID))
 	for _, th := range []string{sourceThreadID, targetThreadID} {
 		if err := keys.ValidateThreadID(th); err != nil {
 			return invalidConfig("%v", err)

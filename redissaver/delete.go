@@ -31,6 +31,13 @@ const reclaimBudget = 64
 // registry entry remains (the entry is removed, but the keys of its
 // generation cannot be found); otherwise the Redis error, wrapped.
 func (s *Saver) DeleteThread(ctx context.Context, threadID string) error {
+	ctx, call := s.begin(ctx, opDeleteThread)
+	call.address(threadID, "", "")
+	return call.end(s.deleteThread(ctx, threadID))
+}
+
+// deleteThread is DeleteThread (and Prune's PruneDelete) in the caller's span.
+func (s *Saver) deleteThread(ctx context.Context, threadID string) error {
 	if err := keys.ValidateThreadID(threadID); err != nil {
 		return invalidConfig("%v", err)
 	}

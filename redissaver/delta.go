@@ -43,7 +43,11 @@ const deltaBudget = 1000
 // ancestor the walk was to continue from is deleted meanwhile (a Prune or
 // DeleteForRuns: the history would be cut short);
 // checkpoint.ErrInvalidConfig for a bad thread or namespace.
-func (s *Saver) DeltaChannelHistory(ctx context.Context, cfg checkpoint.Config, channels []string) (map[string]checkpoint.DeltaHistory, error) {
+func (s *Saver) DeltaChannelHistory(ctx context.Context, cfg checkpoint.Config, channels []string) (_ map[string]checkpoint.DeltaHistory, err error) {
+	ctx, call := s.begin(ctx, opDeltaChannelHistory)
+	defer func() { call.end(err) }()
+	call.address(cfg.ThreadID, cfg.CheckpointNS, cfg.CheckpointID)
+	call.set(attrChannels.Int(len(channels)))
 	out := make(map[string]checkpoint.DeltaHistory, len(channels))
 	if len(channels) == 0 {
 		return out, nil

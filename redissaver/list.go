@@ -6,6 +6,7 @@ import (
 	"iter"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/graphstate/redcheck/internal/keys"
@@ -45,16 +46,43 @@ import (
 // Redis error, wrapped.
 func (s *Saver) List(ctx context.Context, q checkpoint.ListQuery) iter.Seq2[*checkpoint.Tuple, error] {
 	return func(yield func(*checkpoint.Tuple, error) bool) {
+		ctx, call := s.begin(ctx, opList)
+		if q.ThreadID != "" {
+			ns := ""
+			if q.CheckpointNS != nil {
+				ns = *q.CheckpointNS
+			}
+			call.address(q.ThreadID, ns, q.CheckpointID)
+		}
+		// The span covers the listing; the time the caller spends between
+		// two tuples is not the saver's (opCall.paused).
+		var failed error
+		tuples := 0
+		y := func(t *checkpoint.Tuple, err error) bool {
+			if err != nil {
+				failed = err
+			} else {
+				tuples++
+			}
+			at := time.Now()
+			more := yield(t, err)
+			call.paused += time.Since(at)
+			return more
+		}
+		defer func() {
+			call.set(attrTuples.Int(tuples))
+			call.end(failed)
+		}()
 		l, err := s.newLister(q)
 		if err != nil {
-			yield(nil, err)
+			y(nil, err)
 			return
 		}
 		if q.ThreadID == "" && s.layout.Shards() > 1 {
-			s.listMerged(ctx, l, yield)
+			s.listMerged(ctx, l, y)
 			return
 		}
-		s.listOne(ctx, l, yield)
+		s.listOne(ctx, l, y)
 	}
 }
 
@@ -218,6 +246,7 @@ func (s *Saver) listOne(ctx context.Context, l *lister, yield func(*checkpoint.T
 	}
 	what := listAuto
 	for !w.done && l.left != 0 {
+		paged(ctx)
 		at := *w
 		c := w.call(l, l.page(s.opts.PageSize), what)
 		res, err := s.run(ctx, scriptrun.List, c.keys, c.args...).Slice()

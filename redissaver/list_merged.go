@@ -28,6 +28,7 @@ func (s *Saver) listMerged(ctx context.Context, l *lister, yield func(*checkpoin
 		walks[i] = &shardWalk{walk: newWalk(s.layout.All(i), "shard", s.layout.ShardBase(i), "", "", l.q)}
 	}
 	for l.left != 0 {
+		paged(ctx)
 		page := l.page(s.opts.PageSize)
 		if err := s.refill(ctx, l, walks, page); err != nil {
 			yield(nil, err)

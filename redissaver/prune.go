@@ -39,7 +39,14 @@ const pruneBudget = 64
 // checkpoint.ErrInvalidConfig for an unknown strategy or an empty or
 // over-long thread ID; checkpoint.ErrDataLoss for missing data the pruning
 // needs.
-func (s *Saver) Prune(ctx context.Context, threadIDs []string, strategy checkpoint.PruneStrategy) error {
+func (s *Saver) Prune(ctx context.Context, threadIDs []string, strategy checkpoint.PruneStrategy) (err error) {
+	ctx, call := s.begin(ctx, opPrune)
+	defer func() { call.end(err) }()
+	if len(threadIDs) == 1 {
+		call.address(threadIDs[0], "", "")
+	}
+	call.set(attrThreads.Int(len(threadIDs)))
+	call.set(attrStrategy.String(string(strategy)))
 	if strategy != checkpoint.PruneKeepLatest && strategy != checkpoint.PruneDelete {
 		return invalidConfig("unknown prune strategy %q", strategy)
 	}
@@ -51,7 +58,7 @@ func (s *Saver) Prune(ctx context.Context, threadIDs []string, strategy checkpoi
 	for _, th := range threadIDs {
 		var err error
 		if strategy == checkpoint.PruneDelete {
-			err = s.DeleteThread(ctx, th)
+			err = s.deleteThread(ctx, th)
 		} else {
 			err = s.pruneKeepLatest(ctx, th)
 		}

@@ -43,7 +43,13 @@ func (s *Saver) recoverEmptied(ctx context.Context, err error) error {
 // meta key, a registry or a shard index is left alone (false, nil); one
 // whose meta key is gone while a registry lists threads is refused with
 // checkpoint.ErrDataLoss, as New refuses it.
-func (s *Saver) Reinitialize(ctx context.Context) (bool, error) {
+func (s *Saver) Reinitialize(ctx context.Context) (reset bool, err error) {
+	ctx, call := s.begin(ctx, opReinitialize)
+	defer func() {
+		call.set(attrReset.Bool(reset))
+		call.end(err)
+	}()
+	sent(ctx, 0)
 	emptied, err := meta.Emptied(ctx, s.rdb, s.layout)
 	if err != nil || !emptied {
 		return false, err

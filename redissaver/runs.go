@@ -31,7 +31,10 @@ const runBudget = 64
 // keys.MaxRunIDLen cannot have been indexed and are ignored. The saver
 // forgets what it predicted of every thread it deleted checkpoints of (its
 // next read of one predicts nothing: one round trip).
-func (s *Saver) DeleteForRuns(ctx context.Context, runIDs []string) error {
+func (s *Saver) DeleteForRuns(ctx context.Context, runIDs []string) (err error) {
+	ctx, call := s.begin(ctx, opDeleteForRuns)
+	defer func() { call.end(err) }()
+	call.set(attrRuns.Int(len(runIDs)))
 	var valid []string
 	for _, r := range runIDs {
 		if keys.ValidateRunID(r) == nil {

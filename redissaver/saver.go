@@ -80,8 +80,11 @@ func init() {
 // master), so that the first call of each operation is one round trip.
 // Calling it is optional: a script missing from Redis's cache is sent again
 // transparently.
-func (s *Saver) LoadScripts(ctx context.Context) error {
+func (s *Saver) LoadScripts(ctx context.Context) (err error) {
+	ctx, call := s.begin(ctx, opLoadScripts)
+	defer func() { call.end(err) }()
 	for name, sc := range scriptrun.All() {
+		sent(ctx, 0)
 		if err := sc.Load(ctx, s.rdb).Err(); err != nil {
 			return redisErr("load script "+name, err)
 		}

@@ -16,7 +16,12 @@ import (
 // found at once, and every Put reclaims a little of its shard's garbage. Call
 // it from time to time (a ticker in one process is enough) when threads
 // expire in shards that see few writes, so their memory comes back.
-func (s *Saver) Sweep(ctx context.Context) (int, error) {
+func (s *Saver) Sweep(ctx context.Context) (units int, err error) {
+	ctx, call := s.begin(ctx, opSweep)
+	defer func() {
+		call.set(attrUnits.Int(units))
+		call.end(err)
+	}()
 	total := 0
 	for n := 0; n < s.layout.Shards(); n++ {
 		used, err := s.sweepShard(ctx, n, "")

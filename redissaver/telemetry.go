@@ -40,6 +40,17 @@ const (
 	attrRoundTrips   = attribute.Key("redcheck.round_trips")
 	attrSteps        = attribute.Key("redcheck.steps")
 	attrFound        = attribute.Key("redcheck.found")
+	attrTargetThread = attribute.Key("redcheck.target_thread_id")
+	attrThreads      = attribute.Key("redcheck.thread_count")
+	attrStrategy     = attribute.Key("redcheck.prune_strategy")
+	attrRuns         = attribute.Key("redcheck.run_count")
+	attrChannels     = attribute.Key("redcheck.channel_count")
+	attrUnits        = attribute.Key("redcheck.units")
+	attrViolations   = attribute.Key("redcheck.violations")
+	attrCheckpoints  = attribute.Key("redcheck.checkpoints")
+	attrReset        = attribute.Key("redcheck.reset")
+	attrPages        = attribute.Key("redcheck.pages")
+	attrTuples       = attribute.Key("redcheck.tuples")
 )
 
 // opKind is a public operation of the saver: each call is one span.
@@ -146,6 +157,9 @@ type opCall struct {
 	// n counts the call's round trips and steps; nil when the span does not
 	// record (nothing reads them then).
 	n *opCount
+	// paused is the time the call spent in its caller's code (a List's
+	// yield), not in the saver's: its duration leaves it out.
+	paused time.Duration
 }
 
 // opCount is what a recording call counts, reached from its context by
@@ -153,6 +167,7 @@ type opCall struct {
 type opCount struct {
 	trips int // round trips: a script call, or a pipeline of them
 	steps int // script calls: each one bounded step
+	pages int // pages of a List
 }
 
 // countKey is the context key of a call's *opCount.
@@ -184,6 +199,13 @@ func sent(ctx context.Context, scripts int) {
 	if n := counted(ctx); n != nil {
 		n.trips++
 		n.steps += scripts
+	}
+}
+
+// paged counts a page of ctx's List call.
+func paged(ctx context.Context) {
+	if n := counted(ctx); n != nil {
+		n.pages++
 	}
 }
 
@@ -267,6 +289,9 @@ func (c *opCall) endSpan(err error) {
 	attrs := make([]attribute.KeyValue, 0, 6)
 	if c.n != nil {
 		attrs = append(attrs, attrRoundTrips.Int(c.n.trips), attrSteps.Int(c.n.steps))
+		if c.op == opList {
+			attrs = append(attrs, attrPages.Int(c.n.pages))
+		}
 	}
 	if c.op == opGetTuple && (err == nil || c.miss(err)) {
 		attrs = append(attrs, attrFound.Bool(err == nil))

@@ -138,7 +138,7 @@ func putOne(t *testing.T, s *redissaver.Saver, cfg checkpoint.Config, step int) 
 	cp := checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(), TS: "ts",
 		ChannelValues:   map[string]any{"msgs": []any{marker, step}, "plain": "p"},
 		ChannelVersions: map[string]string{"msgs": fmt.Sprint(step + 1), "plain": "1"}}
-	next, err := s.Put(context.Background(), cfg, cp, checkpoint.Metadata{"step": step, "note": marker, "source": "loop"},
+	next, err := s.Put(context.Background(), cfg, cp, checkpoint.Metadata{"step": step, "note": marker, "source": "loop", "run_id": "run-1"},
 		map[string]string{"msgs": fmt.Sprint(step + 1), "plain": "1"})
 	if err != nil {
 		t.Fatal(err)
@@ -185,6 +185,100 @@ func TestTelemetryPutWritesGetTuple(t *testing.T) {
 			if len(miss.Events) != 0 {
 				t.Errorf("a miss recorded events %v", miss.Events)
 			}
+		})
+	}
+}
+
+// TestTelemetryEveryOperation runs each public operation once and checks
+// its one span.
+func TestTelemetryEveryOperation(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			r := newTelRig(t, b.client(t), redissaver.Options{PageSize: 2})
+			ctx := context.Background()
+			cfg := checkpoint.Config{ThreadID: "src", CheckpointNS: ""}
+			for i := range 5 {
+				cfg = putOne(t, r.s, cfg, i)
+				must(t, r.s.PutWrites(ctx, cfg, []checkpoint.Write{{Channel: "msgs", Value: marker}}, "task", ""))
+			}
+			putOne(t, r.s, checkpoint.Config{ThreadID: "doomed"}, 0)
+			r.spans()
+			check := func(op, script string, want map[string]string) tracetest.SpanStub {
+				t.Helper()
+				s := only(t, r.spans(), op)
+				wantOK(t, s, op, script)
+				wantAttrs(t, s, want)
+				noMarker(t, s)
+				return s
+			}
+
+			n := 0
+			for _, err := range r.s.List(ctx, checkpoint.ListQuery{ThreadID: "src"}) {
+				must(t, err)
+				n++
+			}
+			check("List", "list.lua", map[string]string{"redcheck.thread_id": "src", "redcheck.checkpoint_ns": "",
+				"redcheck.tuples": fmt.Sprint(n), "redcheck.pages": "3", "redcheck.round_trips": "3", "redcheck.steps": "3"})
+			for _, err := range r.s.List(ctx, checkpoint.ListQuery{Limit: 3}) { // every thread: merged over 16 shards
+				must(t, err)
+			}
+			s := check("List", "list.lua", map[string]string{"redcheck.thread_id": "-", "redcheck.tuples": "3", "redcheck.pages": "*"})
+			if v, _ := attrOf(s, "redcheck.steps"); v.AsInt64() < 16 {
+				t.Errorf("a merged List ran %d scripts, want at least one per shard", v.AsInt64())
+			}
+			// A caller that stops early ends the span.
+			for range r.s.List(ctx, checkpoint.ListQuery{ThreadID: "src"}) {
+				break
+			}
+			check("List", "list.lua", map[string]string{"redcheck.tuples": "1", "redcheck.pages": "1"})
+
+			if _, err := r.s.DeltaChannelHistory(ctx, cfg, []string{"msgs", "plain"}); err != nil {
+				t.Fatal(err)
+			}
+			check("DeltaChannelHistory", "delta_history.lua", map[string]string{"redcheck.thread_id": "src",
+				"redcheck.checkpoint_id": cfg.CheckpointID, "redcheck.channel_count": "2"})
+
+			must(t, r.s.CopyThread(ctx, "src", "copy"))
+			s = check("CopyThread", "", map[string]string{"redcheck.thread_id": "src", "redcheck.target_thread_id": "copy"})
+			if v, _ := attrOf(s, "redcheck.steps"); v.AsInt64() < 4 {
+				t.Errorf("CopyThread: %d steps", v.AsInt64())
+			}
+
+			must(t, r.s.Prune(ctx, []string{"copy"}, checkpoint.PruneKeepLatest))
+			check("Prune", "prune.lua", map[string]string{"redcheck.thread_id": "copy", "redcheck.thread_count": "1",
+				"redcheck.prune_strategy": string(checkpoint.PruneKeepLatest)})
+
+			must(t, r.s.DeleteForRuns(ctx, []string{"nothing-of-that-run", "another"}))
+			check("DeleteForRuns", "delete_runs.lua", map[string]string{"redcheck.run_count": "2", "redcheck.thread_id": "-"})
+
+			must(t, r.s.DeleteThread(ctx, "copy"))
+			check("DeleteThread", "delete_thread.lua", map[string]string{"redcheck.thread_id": "copy"})
+
+			// PruneDelete deletes in Prune's span: no DeleteThread span.
+			must(t, r.s.Prune(ctx, []string{"doomed", "nobody"}, checkpoint.PruneDelete))
+			check("Prune", "prune.lua", map[string]string{"redcheck.thread_id": "-", "redcheck.thread_count": "2"})
+
+			if _, err := r.s.Sweep(ctx); err != nil {
+				t.Fatal(err)
+			}
+			check("Sweep", "sweep.lua", map[string]string{"redcheck.units": "*", "redcheck.steps": "*"})
+
+			res, err := r.s.Verify(ctx, "src")
+			must(t, err)
+			check("Verify", "", map[string]string{"redcheck.thread_id": "src", "redcheck.violations": "0",
+				"redcheck.checkpoints": fmt.Sprint(res.Checkpoints)})
+
+			if _, err := r.s.Reinitialize(ctx); err != nil {
+				t.Fatal(err)
+			}
+			check("Reinitialize", "", map[string]string{"redcheck.reset": "false"})
+
+			must(t, r.s.LoadScripts(ctx))
+			check("LoadScripts", "", nil)
+
+			// One step per shard, in one round trip.
+			must(t, r.s.DeleteForRuns(ctx, []string{"run-1"}))
+			check("DeleteForRuns", "delete_runs.lua", map[string]string{"redcheck.steps": "16", "redcheck.round_trips": "1"})
 		})
 	}
 }
