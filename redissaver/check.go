@@ -146,6 +146,7 @@ func (s *Saver) Verify(ctx context.Context, threadID string) (res *CheckResult, 
 		if res != nil {
 			call.set(attrViolations.Int(len(res.Violations)))
 			call.set(attrCheckpoints.Int(res.Checkpoints))
+			call.violations(res)
 		}
 		call.end(err)
 	}()

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -51,7 +52,20 @@ const (
 	attrReset        = attribute.Key("redcheck.reset")
 	attrPages        = attribute.Key("redcheck.pages")
 	attrTuples       = attribute.Key("redcheck.tuples")
+	attrViolation    = attribute.Key("redcheck.violation.kind")
 )
+
+// The saver's metrics (docs/observability.md). Their attributes are few
+// and bounded: the operation, the error kind, the server; never a thread.
+const (
+	metricDuration = "db.client.operation.duration"
+	metricDataLoss = "redcheck.client.data_loss"
+	metricRefused  = "redcheck.client.refused_writes"
+)
+
+// durationBuckets are the bucket bounds, in seconds, that the database
+// conventions advise for db.client.operation.duration.
+var durationBuckets = []float64{0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10}
 
 // opKind is a public operation of the saver: each call is one span.
 type opKind uint8
@@ -100,6 +114,14 @@ type telemetry struct {
 	// start holds, per operation, the options of its spans: the kind
 	// (client) and the attributes every span of it carries.
 	start [numOps][]trace.SpanStartOption
+
+	duration metric.Float64Histogram
+	dataLoss metric.Int64Counter
+	refused  metric.Int64Counter
+	// base holds, per operation, the attributes of its metrics, and ok the
+	// options of a successful call's duration.
+	base [numOps][]attribute.KeyValue
+	ok   [numOps][]metric.RecordOption
 }
 
 func newTelemetry(o Options, rdb redis.UniversalClient) *telemetry {
@@ -107,17 +129,49 @@ func newTelemetry(o Options, rdb redis.UniversalClient) *telemetry {
 	if tp == nil {
 		tp = otel.GetTracerProvider()
 	}
+	mp := o.MeterProvider
+	if mp == nil {
+		mp = otel.GetMeterProvider()
+	}
 	t := &telemetry{tracer: tp.Tracer(instrumentationName)}
+	meter := mp.Meter(instrumentationName)
+	// An instrument the provider refuses is a no-op one, with the error
+	// handed to otel.Handle: telemetry never fails the saver.
+	var err error
+	if t.duration, err = meter.Float64Histogram(metricDuration, metric.WithUnit("s"),
+		metric.WithDescription("Duration of the saver's operations, each call one data point (a List: the time spent in the saver)."),
+		metric.WithExplicitBucketBoundaries(durationBuckets...)); err != nil {
+		otel.Handle(err)
+	}
+	if t.dataLoss, err = meter.Int64Counter(metricDataLoss, metric.WithUnit("{detection}"),
+		metric.WithDescription("Lost data the saver detected: calls that failed with ErrDataLoss (ErrPrefixReset included), and violations Verify found.")); err != nil {
+		otel.Handle(err)
+	}
+	if t.refused, err = meter.Int64Counter(metricRefused, metric.WithUnit("{call}"),
+		metric.WithDescription("Put and PutWrites calls refused with nothing written, by error.type.")); err != nil {
+		otel.Handle(err)
+	}
 	server := serverAttrs(rdb)
 	for op := range numOps {
 		attrs := []attribute.KeyValue{attrDBSystem.String("redis"), attrDBOperation.String(operations[op].name)}
-		if sc := operations[op].script; sc != "" {
-			attrs = append(attrs, attrDBProcedure.String(sc))
-		}
 		attrs = append(attrs, server...)
-		t.start[op] = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...)}
+		t.base[op] = attrs
+		t.ok[op] = []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(attrs...))}
+		spanAttrs := attrs
+		if sc := operations[op].script; sc != "" {
+			spanAttrs = append(attrs[:len(attrs):len(attrs)], attrDBProcedure.String(sc))
+		}
+		t.start[op] = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(spanAttrs...)}
 	}
 	return t
+}
+
+// withBase returns the metric options of op's attributes and kv.
+func (t *telemetry) withBase(op opKind, kv ...attribute.KeyValue) metric.MeasurementOption {
+	attrs := make([]attribute.KeyValue, 0, len(t.base[op])+len(kv))
+	attrs = append(attrs, t.base[op]...)
+	attrs = append(attrs, kv...)
+	return metric.WithAttributeSet(attribute.NewSet(attrs...))
 }
 
 // serverAttrs are server.address and server.port of a *redis.Client with
@@ -278,11 +332,66 @@ func (c *opCall) set(kv attribute.KeyValue) {
 // end ends the call with its error (nil for success) and returns err.
 // A GetTuple that finds nothing is no failure: redcheck.found says so.
 func (c *opCall) end(err error) error {
+	elapsed := (time.Since(c.start) - c.paused).Seconds()
+	t := c.s.tel
+	if err == nil || c.miss(err) {
+		t.duration.Record(c.ctx, elapsed, t.ok[c.op]...)
+	} else {
+		c.failed(err, elapsed)
+	}
 	if c.span.IsRecording() {
 		c.endSpan(err)
 	}
 	c.span.End()
 	return err
+}
+
+// failed records the metrics of a call that failed with err.
+func (c *opCall) failed(err error, elapsed float64) {
+	t := c.s.tel
+	kind := errorType(err)
+	attrs := []attribute.KeyValue{attrErrorType.String(kind)}
+	if code := redisStatus(err); code != "" {
+		attrs = append(attrs, attrDBStatus.String(code))
+	}
+	withKind := t.withBase(c.op, attrs...)
+	t.duration.Record(c.ctx, elapsed, withKind)
+	if kind == kindDataLoss || kind == kindPrefixReset {
+		t.dataLoss.Add(c.ctx, 1, withKind)
+	}
+	if (c.op == opPut || c.op == opPutWrites) && refusal(err, kind) {
+		t.refused.Add(c.ctx, 1, withKind)
+	}
+}
+
+// refusal reports whether a Put or PutWrites that failed with err (of
+// kind) wrote nothing: refused before its script, by its script (lost
+// data, a prefix found emptied) or by Redis (an error reply: OOM,
+// READONLY...). A call cut off (cancelled, timed out, a network error) or
+// whose reply does not parse may have been stored, and is no refusal.
+func refusal(err error, kind string) bool {
+	switch kind {
+	case kindInvalidConfig, kindInvalidCheckpoint, kindSerialization, kindDataLoss, kindPrefixReset:
+		return true
+	case kindCorrupt, kindCanceled, kindDeadline, kindNetwork, kindOther, kindNotFound:
+		return false
+	}
+	return redisStatus(err) != ""
+}
+
+// violations counts the violations Verify found as detected data loss, by
+// kind.
+func (c *opCall) violations(res *CheckResult) {
+	if res == nil || len(res.Violations) == 0 {
+		return
+	}
+	byKind := map[string]int64{}
+	for _, v := range res.Violations {
+		byKind[v.Kind]++
+	}
+	for kind, n := range byKind {
+		c.s.tel.dataLoss.Add(c.ctx, n, c.s.tel.withBase(c.op, attrViolation.String(kind)))
+	}
 }
 
 func (c *opCall) endSpan(err error) {

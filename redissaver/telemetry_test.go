@@ -279,6 +279,18 @@ func TestTelemetryEveryOperation(t *testing.T) {
 			// One step per shard, in one round trip.
 			must(t, r.s.DeleteForRuns(ctx, []string{"run-1"}))
 			check("DeleteForRuns", "delete_runs.lua", map[string]string{"redcheck.steps": "16", "redcheck.round_trips": "1"})
+
+			// Every operation has its duration, with no error.
+			h := histogram(t, r.metrics(t))
+			for _, op := range []string{"Put", "PutWrites", "List", "DeltaChannelHistory", "CopyThread", "Prune",
+				"DeleteForRuns", "DeleteThread", "Sweep", "Verify", "Reinitialize", "LoadScripts"} {
+				if n := h.count(op, ""); n == 0 {
+					t.Errorf("no duration of %s", op)
+				}
+			}
+			if n := h.count("List", ""); n != 3 {
+				t.Errorf("%d List durations, want 3", n)
+			}
 		})
 	}
 }
@@ -312,8 +324,169 @@ func TestTelemetryDataLoss(t *testing.T) {
 			if !recordedError(s, err.Error()) {
 				t.Errorf("no exception event with %q: %v", err, s.Events)
 			}
+
+			// Verify finds the loss too: each violation is a detection.
+			res, err := r.s.Verify(ctx, "th-lost")
+			must(t, err)
+			if len(res.Violations) == 0 {
+				t.Fatal("Verify found nothing")
+			}
+			rm := r.metrics(t)
+			h := histogram(t, rm)
+			if n := h.count("GetTuple", "data_loss"); n != 1 {
+				t.Errorf("%d GetTuple durations with error.type data_loss, want 1", n)
+			}
+			loss := counter(t, rm, "redcheck.client.data_loss")
+			if n := loss.sum(map[string]string{"db.operation.name": "GetTuple", "error.type": "data_loss"}); n != 1 {
+				t.Errorf("data_loss of GetTuple %d, want 1 (%v)", n, loss)
+			}
+			if n := loss.sum(map[string]string{"db.operation.name": "Verify"}); n != int64(len(res.Violations)) {
+				t.Errorf("data_loss of Verify %d, want %d (%v)", n, len(res.Violations), res.Violations)
+			}
 		})
 	}
+}
+
+// TestTelemetryMetrics checks the duration of calls that succeed, miss and
+// fail, and the refused writes, and that no metric attribute names a
+// thread.
+func TestTelemetryMetrics(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			r := newTelRig(t, b.client(t), redissaver.Options{})
+			ctx := context.Background()
+			cfg := putOne(t, r.s, checkpoint.Config{ThreadID: "th-m"}, 0)
+			must(t, r.s.PutWrites(ctx, cfg, []checkpoint.Write{{Channel: "msgs", Value: 1}}, "task", ""))
+			if _, err := r.s.GetTuple(ctx, cfg); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := r.s.GetTuple(ctx, checkpoint.Config{ThreadID: "nobody"}); !errors.Is(err, checkpoint.ErrNotFound) {
+				t.Fatal(err)
+			}
+			bad := checkpoint.Checkpoint{V: 4, ID: "bad id with spaces", TS: "ts"}
+			if _, err := r.s.Put(ctx, cfg, bad, nil, nil); !errors.Is(err, checkpoint.ErrInvalidCheckpoint) {
+				t.Fatalf("Put of a bad id: %v", err)
+			}
+			if err := r.s.PutWrites(ctx, checkpoint.Config{ThreadID: "th-m"}, []checkpoint.Write{{Channel: "c", Value: 1}}, "t", ""); !errors.Is(err, checkpoint.ErrInvalidConfig) {
+				t.Fatalf("PutWrites without a checkpoint id: %v", err)
+			}
+			cancelled, cancel := context.WithCancel(ctx)
+			cancel()
+			if _, err := r.s.Put(cancelled, cfg, checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(), TS: "ts"}, nil, nil); !errors.Is(err, context.Canceled) {
+				t.Fatalf("Put with a cancelled context: %v", err)
+			}
+
+			rm := r.metrics(t)
+			h := histogram(t, rm)
+			if h.unit != "s" {
+				t.Errorf("duration unit %q, want s", h.unit)
+			}
+			for _, w := range []struct {
+				op, kind string
+				n        uint64
+			}{{"Put", "", 1}, {"Put", "invalid_checkpoint", 1}, {"Put", "canceled", 1}, {"PutWrites", "", 1},
+				{"PutWrites", "invalid_config", 1}, {"GetTuple", "", 2}, {"GetTuple", "not_found", 0}} {
+				if n := h.count(w.op, w.kind); n != w.n {
+					t.Errorf("%s durations with error.type %q: %d, want %d", w.op, w.kind, n, w.n)
+				}
+			}
+			refused := counter(t, rm, "redcheck.client.refused_writes")
+			for _, w := range []struct {
+				op, kind string
+				n        int64
+			}{{"Put", "invalid_checkpoint", 1}, {"PutWrites", "invalid_config", 1}, {"Put", "canceled", 0}} {
+				if n := refused.sum(map[string]string{"db.operation.name": w.op, "error.type": w.kind}); n != w.n {
+					t.Errorf("refused %s writes of %s: %d, want %d", w.op, w.kind, n, w.n)
+				}
+			}
+			for _, sm := range rm.ScopeMetrics {
+				for _, m := range sm.Metrics {
+					for _, set := range pointAttrs(m) {
+						for _, k := range []attribute.Key{"redcheck.thread_id", "gen_ai.conversation.id", "redcheck.checkpoint_id", "redcheck.checkpoint_ns"} {
+							if set.HasValue(k) {
+								t.Errorf("metric %s has attribute %s", m.Name, k)
+							}
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// durations is the duration histogram's data points.
+type durations struct {
+	unit   string
+	points []metricdata.HistogramDataPoint[float64]
+}
+
+// histogram finds db.client.operation.duration.
+func histogram(t *testing.T, rm metricdata.ResourceMetrics) durations {
+	t.Helper()
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if m.Name != "db.client.operation.duration" {
+				continue
+			}
+			h, ok := m.Data.(metricdata.Histogram[float64])
+			if !ok {
+				t.Fatalf("duration of %T", m.Data)
+			}
+			return durations{unit: m.Unit, points: h.DataPoints}
+		}
+	}
+	t.Fatal("no db.client.operation.duration")
+	return durations{}
+}
+
+// count is the number of durations of op with error.type kind ("": none).
+func (d durations) count(op, kind string) uint64 {
+	var n uint64
+	for _, p := range d.points {
+		o, _ := p.Attributes.Value("db.operation.name")
+		k, _ := p.Attributes.Value("error.type")
+		if s, _ := p.Attributes.Value("db.system.name"); s.AsString() != "redis" {
+			continue
+		}
+		if o.AsString() == op && k.AsString() == kind {
+			n += p.Count
+		}
+	}
+	return n
+}
+
+// points is an Int64 counter's data points.
+type points []metricdata.DataPoint[int64]
+
+func counter(t *testing.T, rm metricdata.ResourceMetrics, name string) points {
+	t.Helper()
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if m.Name == name {
+				s, ok := m.Data.(metricdata.Sum[int64])
+				if !ok || !s.IsMonotonic {
+					t.Fatalf("%s of %T, want a monotonic Int64 sum", name, m.Data)
+				}
+				return s.DataPoints
+			}
+		}
+	}
+	return nil
+}
+
+// sum adds the points whose attributes include want.
+func (ps points) sum(want map[string]string) int64 {
+	var n int64
+next:
+	for _, p := range ps {
+		for k, w := range want {
+			if v, _ := p.Attributes.Value(attribute.Key(k)); v.AsString() != w {
+				continue next
+			}
+		}
+		n += p.Value
+	}
+	return n
 }
 
 // recordedError reports whether the span has an exception event with msg.
