@@ -2,6 +2,7 @@ package redissaver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/graphstate/redcheck/internal/meta"
@@ -47,6 +48,9 @@ func (s *Saver) Reinitialize(ctx context.Context) (reset bool, err error) {
 	ctx, call := s.begin(ctx, opReinitialize)
 	defer func() {
 		call.set(attrReset.Bool(reset))
+		if reset {
+			call.log(kindPrefixReset, errReinitialized)
+		}
 		call.end(err)
 	}()
 	sent(ctx, 0)
@@ -59,6 +63,10 @@ func (s *Saver) Reinitialize(ctx context.Context) (reset bool, err error) {
 	}
 	return true, nil
 }
+
+// errReinitialized is what the log of a Reinitialize that created the
+// prefix again says.
+var errReinitialized = errors.New("redissaver: Reinitialize found the prefix emptied and created it again")
 
 // reset writes the prefix anew and announces it on every feed.
 func (s *Saver) reset(ctx context.Context) error {

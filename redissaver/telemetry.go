@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"strconv"
 	"strings"
@@ -53,6 +54,7 @@ const (
 	attrPages        = attribute.Key("redcheck.pages")
 	attrTuples       = attribute.Key("redcheck.tuples")
 	attrViolation    = attribute.Key("redcheck.violation.kind")
+	attrPrefix       = attribute.Key("redcheck.prefix")
 )
 
 // The saver's metrics (docs/observability.md). Their attributes are few
@@ -122,6 +124,9 @@ type telemetry struct {
 	// options of a successful call's duration.
 	base [numOps][]attribute.KeyValue
 	ok   [numOps][]metric.RecordOption
+
+	logger *slog.Logger // nil: no logs
+	prefix string
 }
 
 func newTelemetry(o Options, rdb redis.UniversalClient) *telemetry {
@@ -133,7 +138,7 @@ func newTelemetry(o Options, rdb redis.UniversalClient) *telemetry {
 	if mp == nil {
 		mp = otel.GetMeterProvider()
 	}
-	t := &telemetry{tracer: tp.Tracer(instrumentationName)}
+	t := &telemetry{tracer: tp.Tracer(instrumentationName), logger: o.Logger, prefix: o.Prefix}
 	meter := mp.Meter(instrumentationName)
 	// An instrument the provider refuses is a no-op one, with the error
 	// handed to otel.Handle: telemetry never fails the saver.
@@ -153,7 +158,7 @@ func newTelemetry(o Options, rdb redis.UniversalClient) *telemetry {
 	}
 	server := serverAttrs(rdb)
 	for op := range numOps {
-		attrs := []attribute.KeyValue{attrDBSystem.String("redis"), attrDBOperation.String(operations[op].name)}
+		attrs := []attribute.KeyValue{attrDBSystem.String("redis"), attrDBOperation.String(operations[op].name), attrPrefix.String(o.Prefix)}
 		attrs = append(attrs, server...)
 		t.base[op] = attrs
 		t.ok[op] = []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(attrs...))}
@@ -214,6 +219,9 @@ type opCall struct {
 	// paused is the time the call spent in its caller's code (a List's
 	// yield), not in the saver's: its duration leaves it out.
 	paused time.Duration
+	// The address the call works on, for its logs.
+	thread, ns, id string
+	addressed      bool
 }
 
 // opCount is what a recording call counts, reached from its context by
@@ -266,6 +274,7 @@ func paged(ctx context.Context) {
 // address records the checkpoint address the call works on (any part may
 // be "": left out).
 func (c *opCall) address(thread, ns, id string) {
+	c.thread, c.ns, c.id, c.addressed = thread, ns, id, thread != ""
 	if !c.span.IsRecording() {
 		return
 	}
@@ -358,6 +367,7 @@ func (c *opCall) failed(err error, elapsed float64) {
 	t.duration.Record(c.ctx, elapsed, withKind)
 	if kind == kindDataLoss || kind == kindPrefixReset {
 		t.dataLoss.Add(c.ctx, 1, withKind)
+		c.log(kind, err)
 	}
 	if (c.op == opPut || c.op == opPutWrites) && refusal(err, kind) {
 		t.refused.Add(c.ctx, 1, withKind)
@@ -377,6 +387,34 @@ func refusal(err error, kind string) bool {
 		return false
 	}
 	return redisStatus(err) != ""
+}
+
+// log writes the record of a data loss (Warn) or a prefix reset (Error)
+// to Options.Logger, with the span's attributes.
+func (c *opCall) log(kind string, err error) {
+	t := c.s.tel
+	if t.logger == nil {
+		return
+	}
+	level, msg := slog.LevelWarn, "redcheck: data loss detected"
+	if kind == kindPrefixReset {
+		level, msg = slog.LevelError, "redcheck: the prefix was emptied (every checkpoint lost) and created again"
+	}
+	attrs := []slog.Attr{
+		slog.String(string(attrDBOperation), operations[c.op].name),
+		slog.String(string(attrPrefix), t.prefix),
+	}
+	if c.addressed {
+		attrs = append(attrs, slog.String(string(attrThread), c.thread), slog.String(string(attrNamespace), c.ns))
+	}
+	if c.id != "" {
+		attrs = append(attrs, slog.String(string(attrCheckpoint), c.id))
+	}
+	if sc := c.span.SpanContext(); sc.IsValid() {
+		attrs = append(attrs, slog.String("trace_id", sc.TraceID().String()), slog.String("span_id", sc.SpanID().String()))
+	}
+	attrs = append(attrs, slog.String(string(attrErrorType), kind), slog.String("error", err.Error()))
+	t.logger.LogAttrs(c.ctx, level, msg, attrs...)
 }
 
 // violations counts the violations Verify found as detected data loss, by

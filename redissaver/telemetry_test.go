@@ -1,14 +1,18 @@
 package redissaver_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 
 	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/graphstate/redcheck/internal/keys"
+	"github.com/graphstate/redcheck/internal/redistest"
 	"github.com/graphstate/redcheck/redissaver"
 	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel/attribute"
@@ -616,4 +620,140 @@ func pointAttrs(m metricdata.Metrics) []attribute.Set {
 		}
 	}
 	return out
+}
+
+// logRecords decodes the JSON records of a slog.JSONHandler.
+func logRecords(t *testing.T, buf *bytes.Buffer) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		if line == "" {
+			continue
+		}
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		out = append(out, rec)
+	}
+	buf.Reset()
+	return out
+}
+
+// wantRecord checks that recs is one record of level with the fields of
+// want ("*": any value).
+func wantRecord(t *testing.T, recs []map[string]any, level string, want map[string]string) {
+	t.Helper()
+	if len(recs) != 1 {
+		t.Fatalf("%d log records %v, want 1", len(recs), recs)
+	}
+	rec := recs[0]
+	if rec["level"] != level {
+		t.Errorf("level %v, want %s: %v", rec["level"], level, rec)
+	}
+	for k, w := range want {
+		v, ok := rec[k]
+		if !ok || (w != "*" && fmt.Sprint(v) != w) {
+			t.Errorf("log field %s = %v, want %s: %v", k, v, w, rec)
+		}
+	}
+}
+
+// TestTelemetryLogs: with a Logger, a data loss is logged at Warn, a
+// prefix reset at Error, with the call's attributes; nothing else is
+// logged, and no record quotes a value.
+func TestTelemetryLogs(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			logger := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+			r := newTelRig(t, b.client(t), redissaver.Options{Logger: logger})
+			ctx := context.Background()
+			cfg := putOne(t, r.s, checkpoint.Config{ThreadID: "th-log", CheckpointNS: "sub"}, 0)
+			must(t, r.s.PutWrites(ctx, cfg, []checkpoint.Write{{Channel: "msgs", Value: marker}}, "task", ""))
+			if _, err := r.s.GetTuple(ctx, checkpoint.Config{ThreadID: "nobody"}); !errors.Is(err, checkpoint.ErrNotFound) {
+				t.Fatal(err)
+			}
+			if _, err := r.s.Put(ctx, cfg, checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID()}, checkpoint.Metadata{"step": marker}, nil); err == nil {
+				t.Fatal("a step of a string: nil error")
+			}
+			for _, err := range r.s.List(ctx, checkpoint.ListQuery{ThreadID: "th-log"}) {
+				must(t, err)
+			}
+			if recs := logRecords(t, &buf); len(recs) != 0 {
+				t.Fatalf("logged %v, want nothing", recs)
+			}
+
+			l := keys.Of(r.s)
+			gen, err := r.rdb.HGet(ctx, l.Head("th-log"), "g").Result()
+			must(t, err)
+			must(t, r.rdb.Del(ctx, l.Checkpoint("th-log", gen, "sub", cfg.CheckpointID)).Err())
+			_, err = r.s.GetTuple(ctx, cfg)
+			if !errors.Is(err, checkpoint.ErrDataLoss) {
+				t.Fatalf("GetTuple of a lost checkpoint: %v", err)
+			}
+			spans := r.spans()
+			get := spans[len(spans)-1]
+			wantRecord(t, logRecords(t, &buf), "WARN", map[string]string{"db.operation.name": "GetTuple",
+				"redcheck.thread_id": "th-log", "redcheck.checkpoint_ns": "sub", "redcheck.checkpoint_id": cfg.CheckpointID,
+				"error.type": "data_loss", "error": err.Error(), "redcheck.prefix": "*",
+				"trace_id": get.SpanContext.TraceID().String(), "span_id": get.SpanContext.SpanID().String()})
+		})
+	}
+}
+
+// TestTelemetryPrefixResetLogged: a prefix emptied is logged at Error, by
+// the call that finds it and by Reinitialize, and counted as lost data and
+// a refused write.
+func TestTelemetryPrefixResetLogged(t *testing.T) {
+	rdb := redistest.Real(t)
+	ctx := context.Background()
+	var buf bytes.Buffer
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	prefix := redistest.Prefix(t)
+	s, err := redissaver.New(ctx, rdb, redissaver.Options{Prefix: prefix, Shards: 2, TracerProvider: tp, MeterProvider: mp,
+		Logger: slog.New(slog.NewJSONHandler(&buf, nil))})
+	must(t, err)
+	r := &telRig{s: s, rdb: rdb, exp: exp, reader: reader}
+	empty := func() {
+		t.Helper()
+		ks, err := rdb.Keys(ctx, prefix+"*").Result()
+		must(t, err)
+		if len(ks) > 0 {
+			must(t, rdb.Del(ctx, ks...).Err())
+		}
+	}
+	cfg := putOne(t, s, checkpoint.Config{ThreadID: "th-reset"}, 0)
+
+	empty()
+	reset, err := s.Reinitialize(ctx)
+	if err != nil || !reset {
+		t.Fatalf("Reinitialize of an emptied prefix: %v, %v", reset, err)
+	}
+	wantRecord(t, logRecords(t, &buf), "ERROR", map[string]string{"db.operation.name": "Reinitialize",
+		"error.type": "prefix_reset", "redcheck.prefix": prefix})
+
+	empty()
+	_, err = s.Put(ctx, cfg, checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(), TS: "ts"}, nil, nil)
+	if !errors.Is(err, redissaver.ErrPrefixReset) {
+		t.Fatalf("Put into an emptied prefix: %v, want ErrPrefixReset", err)
+	}
+	wantRecord(t, logRecords(t, &buf), "ERROR", map[string]string{"db.operation.name": "Put",
+		"error.type": "prefix_reset", "redcheck.thread_id": "th-reset", "error": err.Error()})
+	spans := r.spans()
+	put := spans[len(spans)-1]
+	wantAttrs(t, put, map[string]string{"error.type": "prefix_reset"})
+	if put.Status.Code != codes.Error {
+		t.Errorf("Put status %v", put.Status)
+	}
+	rm := r.metrics(t)
+	if n := counter(t, rm, "redcheck.client.data_loss").sum(map[string]string{"db.operation.name": "Put", "error.type": "prefix_reset"}); n != 1 {
+		t.Errorf("data_loss of Put's prefix reset: %d, want 1", n)
+	}
+	if n := counter(t, rm, "redcheck.client.refused_writes").sum(map[string]string{"error.type": "prefix_reset"}); n != 1 {
+		t.Errorf("refused_writes of prefix_reset: %d, want 1", n)
+	}
 }
