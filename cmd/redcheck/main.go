@@ -8,12 +8,19 @@
 //
 // Commands:
 //
-//	check   verify the stored data of one thread or of every thread
-//	tail    print events (checkpoints, writes, deletions...) as they arrive
+//	check    verify the stored data of one thread or of every thread
+//	tail     print events (checkpoints, writes, deletions...) as they arrive
+//	threads  list the threads with their latest checkpoint, newest first
+//	history  list the checkpoints of a thread, newest first
+//	show     print one checkpoint: values, metadata, pending writes, interrupts
+//	diff     print what changed in the channel values between two checkpoints
 //
-// Run "redcheck <command> -h" for a command's flags. Exit status: 0 when all
-// is well, 1 when the command found a problem (check: a violation), 2 for a
-// usage error or when Redis cannot be reached.
+// The inspection commands (threads, history, show, diff) only read, and
+// print JSON with --json. Run "redcheck <command> -h" for a command's flags;
+// docs/cli.md is the reference. Exit status: 0 when all is well, 1 when the
+// command found a problem (check: a violation) or what it was asked for does
+// not exist (history, show, diff), 2 for a usage error or when Redis cannot
+// be reached or fails.
 package main
 
 import (
@@ -49,6 +56,10 @@ type command struct {
 var commands = []command{
 	{"check", "verify the stored data of one thread or of every thread", runCheck},
 	{"tail", "print the events of every write as they arrive", runTail},
+	{"threads", "list the threads with their latest checkpoint, newest first", runThreads},
+	{"history", "list the checkpoints of a thread, newest first", runHistory},
+	{"show", "print one checkpoint: channel values, metadata, pending writes, interrupts", runShow},
+	{"diff", "print what changed in the channel values between two checkpoints", runDiff},
 }
 
 func main() {
@@ -86,7 +97,7 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nRun 'redcheck <command> -h' for the flags of a command.")
-	fmt.Fprintln(w, "Exit status: 0 all well, 1 problems found, 2 usage or connection error.")
+	fmt.Fprintln(w, "Exit status: 0 all well, 1 problems found or not found, 2 usage or connection error.")
 }
 
 // parseFlags parses a subcommand's flags, which take no positional
