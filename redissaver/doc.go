@@ -70,4 +70,25 @@
 // Errors wrap the sentinels of package checkpoint (ErrNotFound,
 // ErrInvalidConfig, ErrInvalidCheckpoint, ErrSerialization, ErrDataLoss) or
 // the Redis error, and are matched with errors.Is.
+//
+// # Observability
+//
+// Each call of a public operation is one OpenTelemetry span of kind client,
+// named after the operation (a List: one span for the whole listing), with
+// the database conventions' attributes (db.system.name "redis",
+// db.operation.name, db.stored_procedure.name, server.address and
+// server.port), the checkpoint's address (redcheck.thread_id, also
+// gen_ai.conversation.id; redcheck.checkpoint_ns; redcheck.checkpoint_id),
+// redcheck.round_trips and redcheck.steps; a failed call has status Error
+// and error.type (data_loss, prefix_reset, invalid_checkpoint, ..., or the
+// Redis error's prefix). A GetTuple that finds nothing is no failure
+// (redcheck.found=false). The metrics are db.client.operation.duration
+// (s), redcheck.client.data_loss and redcheck.client.refused_writes, with
+// the operation and the error kind, never a thread. With Options.Logger,
+// lost data is logged at Warn and a prefix reset at Error; nothing else.
+// No span, metric or log holds a channel value, a pending write or a
+// metadata value. Options.TracerProvider and Options.MeterProvider default
+// to the global providers, no-ops until the application installs an SDK;
+// the package imports OpenTelemetry's API only. docs/observability.md lists
+// the spans, attributes and metrics, and the alerts they support.
 package redissaver
