@@ -524,3 +524,49 @@ func TestShowDeltaChannel(t *testing.T) {
 		t.Errorf("human format:\n%s", out)
 	}
 }
+
+// TestClusterInspect runs the inspection commands against a real Redis
+// Cluster.
+func TestClusterInspect(t *testing.T) {
+	redistest.RequireCluster(t)
+	withClock(t)
+	c := redistest.StartCluster(t, 3, 0)
+	rdb := c.Client(t)
+	ctx := context.Background()
+	prefix := redistest.Prefix(t)
+	s, err := redissaver.New(ctx, rdb, redissaver.Options{AcceptEviction: true, Prefix: prefix, Shards: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for i, th := range []string{"a", "b", "c"} {
+		cfg := checkpoint.Root(th, "")
+		for j := range 2 {
+			id := fixedID(t0.Add(time.Duration(i*10+j)*time.Second), byte(j))
+			cp := checkpoint.Checkpoint{V: 4, ID: id, ChannelValues: map[string]any{"n": j}, ChannelVersions: map[string]string{"n": strconv.Itoa(j + 1)}}
+			if cfg, err = s.Put(ctx, cfg, cp, checkpoint.Metadata{"step": j}, cp.ChannelVersions); err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, id)
+		}
+	}
+	addrs := c.Addrs()
+	base := func(cmd string, rest ...string) []string {
+		return append([]string{cmd, "--cluster", "--url", "redis://" + addrs[0] + "?addr=" + addrs[1] + "&addr=" + addrs[2], "--prefix", prefix, "--shards", "4"}, rest...)
+	}
+	var threads threadsDoc
+	decodeStrict(t, mustRun(t, 0, base("threads", "--json")...), &threads)
+	if len(threads.Threads) != 3 || threads.Threads[0].ThreadID != "c" || threads.Threads[0].CheckpointID != ids[5] || threads.Threads[2].ThreadID != "a" {
+		t.Fatalf("threads: %+v", threads)
+	}
+	var hist historyDoc
+	decodeStrict(t, mustRun(t, 0, base("history", "b", "--json")...), &hist)
+	if len(hist.Checkpoints) != 2 || hist.Checkpoints[0].CheckpointID != ids[3] || hist.Checkpoints[0].ParentID != ids[2] {
+		t.Fatalf("history: %+v", hist)
+	}
+	var ops []patchOp
+	decodeStrict(t, mustRun(t, 0, base("diff", "b", ids[3], "--json")...), &ops)
+	if len(ops) != 1 || ops[0].Path != "/n" {
+		t.Fatalf("diff: %+v", ops)
+	}
+}
