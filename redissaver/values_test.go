@@ -89,15 +89,6 @@ func (r *hmgetRecorder) see(cmd redis.Cmder) {
 	}
 }
 
-// mustLatest returns the id of the latest checkpoint of thread th, as s
-// reads it (which leaves s predicting it).
-func mustLatest(t *testing.T, s *redissaver.Saver, th string) string {
-	t.Helper()
-	tup, err := s.GetTuple(context.Background(), checkpoint.Config{ThreadID: th})
-	must(t, err)
-	return tup.Config.CheckpointID
-}
-
 // loseDoc deletes the value of docChain's "doc" from thread "big"'s values
 // hash: lost data.
 func loseDoc(t *testing.T, rdb redis.UniversalClient, s *redissaver.Saver) {
