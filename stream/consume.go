@@ -106,7 +106,8 @@ func (s *Subscriber) Consume(ctx context.Context, group, consumer string, handle
 		return err
 	}
 	c := &consumer_{s: s, group: group, name: consumer, handler: handler, opts: opts, streams: streams,
-		lastSeen: map[string]string{}, lastMark: map[string]string{}, claimFrom: map[string]string{}}
+		lastSeen: map[string]string{}, lastMark: map[string]string{}, claimFrom: map[string]string{},
+		tel: s.tel.consumer(group)}
 	for {
 		err := s.checkMeta(ctx)
 		if errors.Is(err, checkpoint.ErrInvalidConfig) {
@@ -181,6 +182,7 @@ type consumer_ struct {
 	// one says nothing of the group created after it. (The reader's
 	// goroutine reads it.)
 	recovered atomic.Uint64
+	tel       *consumerTel
 }
 
 // isNoGroup reports a Redis NOGROUP error: the group (or its stream) is
@@ -229,6 +231,7 @@ func (c *consumer_) recover(ctx context.Context) {
 		case err == nil:
 			c.claimFrom[k] = ""
 			g := &GapError{Stream: k, Reason: GapGroupLost, From: c.lastSeen[k]}
+			c.tel.gap(g)
 			c.opts.OnError(gapEvent(g, c.opts.ThreadID, from), g)
 		case redis.HasErrorPrefix(err, "BUSYGROUP"):
 		case ctx.Err() == nil:
@@ -354,6 +357,7 @@ func (c *consumer_) xreadgroupChecked(rdb redis.UniversalClient) func(ctx contex
 // reportGaps reports gaps through OnError.
 func (c *consumer_) reportGaps(gs []gapAt) {
 	for _, g := range gs {
+		c.tel.gap(g.gap)
 		c.opts.OnError(gapEvent(g.gap, c.opts.ThreadID, g.resume), g.gap)
 	}
 }
@@ -370,20 +374,28 @@ func (c *consumer_) handleAll(ctx context.Context, res []redis.XStream) {
 	}
 }
 
-// handle runs the handler on one entry and acknowledges it on success.
+// handle runs the handler on one entry and acknowledges it on success,
+// in a span of its own (the handler's context carries it).
 func (c *consumer_) handle(ctx context.Context, stream string, msg redis.XMessage) {
+	ctx, span, began := c.tel.event(ctx, stream, msg.ID)
 	ev, err := DecodeEvent(msg, c.s.opts.Serializer)
 	ev.Stream, ev.Cursor = stream, msg.ID
-	if err == nil {
+	describe(span, ev)
+	decoded := err == nil
+	if decoded {
 		err = c.call(ctx, ev)
 	}
 	if err != nil {
+		c.tel.done(ctx, span, began, handleKind(err, decoded))
 		c.opts.OnError(ev, err)
 		return
 	}
 	if err := c.s.rdb.XAck(ctx, stream, c.group, msg.ID).Err(); err != nil {
+		c.tel.done(ctx, span, began, kindAck)
 		c.opts.OnError(ev, fmt.Errorf("stream: ack: %w", err))
+		return
 	}
+	c.tel.done(ctx, span, began, "")
 }
 
 // call runs the handler, turning a panic into an error.
@@ -429,6 +441,7 @@ func (c *consumer_) reclaim(ctx context.Context) {
 func (c *consumer_) reportTrimmed(stream string, lost []string) {
 	if len(lost) > 0 {
 		g := &GapError{Stream: stream, Reason: GapPendingTrimmed, Lost: lost}
+		c.tel.gap(g)
 		c.opts.OnError(gapEvent(g, c.opts.ThreadID, lost[len(lost)-1]), g)
 	}
 }
@@ -543,5 +556,6 @@ func (c *consumer_) bury(ctx context.Context, stream string, msg redis.XMessage,
 		c.opts.OnError(Event{}, fmt.Errorf("stream: dead letter: %w", err))
 		return
 	}
+	c.tel.dead(ctx)
 	c.followTTL(ctx, dead, ttl.Val(), deadTTL.Val())
 }

@@ -181,4 +181,17 @@
 // thread reads all the shards' feeds (one blocking read per shard on a
 // Cluster, one multi-key read otherwise), so it still receives every event.
 // A dead-letter stream shares its stream's slot.
+//
+// # Observability
+//
+// Consume reports each event it hands to the handler as an OpenTelemetry
+// span of kind consumer ("process <group>", the messaging conventions'
+// attributes and the event's thread, namespace and checkpoint id; the
+// handler's context carries it), and the metrics
+// messaging.process.duration, messaging.client.consumed.messages,
+// redcheck.consumer.dead_letters and redcheck.consumer.gaps, through
+// Options.TracerProvider and Options.MeterProvider (default: the global
+// providers, no-ops until the application installs an SDK). No span or
+// metric holds a value or an error's message. docs/observability.md lists
+// them.
 package stream

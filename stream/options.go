@@ -7,6 +7,8 @@ import (
 	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/graphstate/redcheck/internal/keys"
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // ErrInvalidOptions is returned by New for Options it cannot use. It wraps
@@ -41,6 +43,15 @@ type Options struct {
 	// subscriptions never take connections from the application's pool. Any
 	// other client (a Ring, a wrapper) carries the blocking reads itself.
 	BlockingClient redis.UniversalClient
+
+	// TracerProvider makes the spans of Consume, one per event handled
+	// (docs/observability.md). Nil means otel.GetTracerProvider(): a no-op
+	// until the application installs an OpenTelemetry SDK.
+	TracerProvider trace.TracerProvider
+	// MeterProvider makes Consume's metrics (docs/observability.md). Nil
+	// means otel.GetMeterProvider(): a no-op until the application installs
+	// an OpenTelemetry SDK.
+	MeterProvider metric.MeterProvider
 }
 
 // Subscriber reads the events of one prefix. It is safe for concurrent use.
@@ -51,6 +62,7 @@ type Subscriber struct {
 	rdb    redis.UniversalClient
 	opts   Options
 	layout keys.Layout
+	tel    *telemetry
 }
 
 // New returns a Subscriber reading through rdb, which the caller owns.
@@ -80,5 +92,5 @@ func New(rdb redis.UniversalClient, opts Options) (*Subscriber, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidOptions, err)
 	}
-	return &Subscriber{rdb: rdb, opts: opts, layout: layout}, nil
+	return &Subscriber{rdb: rdb, opts: opts, layout: layout, tel: newTelemetry(opts)}, nil
 }

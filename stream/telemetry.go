@@ -1,0 +1,189 @@
+package stream
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// instrumentationName names the consumers' tracer and meter
+// (docs/observability.md).
+const instrumentationName = "github.com/graphstate/redcheck/stream"
+
+// Attribute keys: the OpenTelemetry messaging conventions, and redcheck's.
+// No attribute holds a value, a pending write or a metadata value, nor an
+// error's message (a handler's may quote anything).
+const (
+	attrSystem      = attribute.Key("messaging.system")
+	attrOpName      = attribute.Key("messaging.operation.name")
+	attrOpType      = attribute.Key("messaging.operation.type")
+	attrGroup       = attribute.Key("messaging.consumer.group.name")
+	attrDestination = attribute.Key("messaging.destination.name")
+	attrMessageID   = attribute.Key("messaging.message.id")
+	attrErrorType   = attribute.Key("error.type")
+	attrThread      = attribute.Key("redcheck.thread_id")
+	attrConvID      = attribute.Key("gen_ai.conversation.id")
+	attrNamespace   = attribute.Key("redcheck.checkpoint_ns")
+	attrCheckpoint  = attribute.Key("redcheck.checkpoint_id")
+	attrEventType   = attribute.Key("redcheck.event.type")
+	attrGapReason   = attribute.Key("redcheck.gap.reason")
+)
+
+// Error kinds (error.type) of a handled event that failed; a Redis error's
+// kind is its prefix.
+const (
+	kindHandler   = "handler_error"
+	kindPanic     = "handler_panic"
+	kindMalformed = "malformed_event"
+	kindAck       = "ack_failed"
+)
+
+// telemetry is what a Subscriber's consumers report through.
+type telemetry struct {
+	tracer   trace.Tracer
+	duration metric.Float64Histogram
+	consumed metric.Int64Counter
+	gaps     metric.Int64Counter
+	buried   metric.Int64Counter
+}
+
+func newTelemetry(o Options) *telemetry {
+	tp, mp := o.TracerProvider, o.MeterProvider
+	if tp == nil {
+		tp = otel.GetTracerProvider()
+	}
+	if mp == nil {
+		mp = otel.GetMeterProvider()
+	}
+	t := &telemetry{tracer: tp.Tracer(instrumentationName)}
+	meter := mp.Meter(instrumentationName)
+	var err error
+	if t.duration, err = meter.Float64Histogram("messaging.process.duration", metric.WithUnit("s"),
+		metric.WithDescription("Duration of a consumer's handling of one event: its handler and its acknowledgement."),
+		metric.WithExplicitBucketBoundaries(0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10)); err != nil {
+		otel.Handle(err)
+	}
+	if t.consumed, err = meter.Int64Counter("messaging.client.consumed.messages", metric.WithUnit("{message}"),
+		metric.WithDescription("Events delivered to a consumer's handler (error.type when it failed).")); err != nil {
+		otel.Handle(err)
+	}
+	if t.gaps, err = meter.Int64Counter("redcheck.consumer.gaps", metric.WithUnit("{gap}"),
+		metric.WithDescription("Gaps a consumer reported: events that may be lost, by redcheck.gap.reason.")); err != nil {
+		otel.Handle(err)
+	}
+	if t.buried, err = meter.Int64Counter("redcheck.consumer.dead_letters", metric.WithUnit("{message}"),
+		metric.WithDescription("Events a consumer moved to the dead-letter stream after MaxDeliveries.")); err != nil {
+		otel.Handle(err)
+	}
+	return t
+}
+
+// consumerTel is one Consume's telemetry: what every event of it shares,
+// built once.
+type consumerTel struct {
+	t     *telemetry
+	name  string // the spans' name
+	start []trace.SpanStartOption
+	base  []attribute.KeyValue
+	ok    []metric.RecordOption
+	okAdd []metric.AddOption
+}
+
+func (t *telemetry) consumer(group string) *consumerTel {
+	base := []attribute.KeyValue{attrSystem.String("redis"), attrOpName.String("process"), attrGroup.String(group)}
+	span := append(base[:len(base):len(base)], attrOpType.String("process"))
+	set := metric.WithAttributeSet(attribute.NewSet(base...))
+	return &consumerTel{
+		t:     t,
+		name:  "process " + group,
+		start: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer), trace.WithAttributes(span...)},
+		base:  base,
+		ok:    []metric.RecordOption{set},
+		okAdd: []metric.AddOption{set},
+	}
+}
+
+// with returns the metric option of the consumer's attributes and kv.
+func (ct *consumerTel) with(kv ...attribute.KeyValue) metric.MeasurementOption {
+	attrs := make([]attribute.KeyValue, 0, len(ct.base)+len(kv))
+	attrs = append(attrs, ct.base...)
+	attrs = append(attrs, kv...)
+	return metric.WithAttributeSet(attribute.NewSet(attrs...))
+}
+
+// event starts the span of one event's handling.
+func (ct *consumerTel) event(ctx context.Context, stream, id string) (context.Context, trace.Span, time.Time) {
+	ctx, span := ct.t.tracer.Start(ctx, ct.name, ct.start...)
+	if span.IsRecording() {
+		span.SetAttributes(attrDestination.String(stream), attrMessageID.String(id))
+	}
+	return ctx, span, time.Now()
+}
+
+// describe adds the event's address to a recording span.
+func describe(span trace.Span, ev Event) {
+	if !span.IsRecording() {
+		return
+	}
+	attrs := make([]attribute.KeyValue, 0, 6)
+	if ev.Type != "" {
+		attrs = append(attrs, attrEventType.String(string(ev.Type)))
+	}
+	if ev.ThreadID != "" {
+		attrs = append(attrs, attrThread.String(ev.ThreadID), attrConvID.String(ev.ThreadID), attrNamespace.String(ev.CheckpointNS))
+	}
+	if ev.CheckpointID != "" {
+		attrs = append(attrs, attrCheckpoint.String(ev.CheckpointID))
+	}
+	span.SetAttributes(attrs...)
+}
+
+// done ends one event's handling: kind is "" for an event handled and
+// acknowledged, else the error kind.
+func (ct *consumerTel) done(ctx context.Context, span trace.Span, began time.Time, kind string) {
+	elapsed := time.Since(began).Seconds()
+	if kind == "" {
+		ct.t.duration.Record(ctx, elapsed, ct.ok...)
+		ct.t.consumed.Add(ctx, 1, ct.okAdd...)
+	} else {
+		opt := ct.with(attrErrorType.String(kind))
+		ct.t.duration.Record(ctx, elapsed, opt)
+		ct.t.consumed.Add(ctx, 1, opt)
+		if span.IsRecording() {
+			span.SetAttributes(attrErrorType.String(kind))
+			// The message is withheld: a handler's error, or a malformed
+			// entry's, may quote a value.
+			span.SetStatus(codes.Error, kind)
+		}
+	}
+	span.End()
+}
+
+// gap counts a gap the consumer reports.
+func (ct *consumerTel) gap(g *GapError) {
+	ct.t.gaps.Add(context.Background(), 1, ct.with(attrGapReason.String(g.Reason)))
+}
+
+// dead counts an event moved to the dead-letter stream.
+func (ct *consumerTel) dead(ctx context.Context) {
+	ct.t.buried.Add(ctx, 1, ct.okAdd...)
+}
+
+// handleKind is the error kind of a handling that failed with err at the
+// handler (ErrHandlerPanic or the handler's error) or, when decoded is
+// false, at decoding.
+func handleKind(err error, decoded bool) string {
+	switch {
+	case !decoded:
+		return kindMalformed
+	case errors.Is(err, ErrHandlerPanic):
+		return kindPanic
+	}
+	return kindHandler
+}
