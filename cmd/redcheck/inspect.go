@@ -73,6 +73,13 @@ func parseArgs(fs *flag.FlagSet, args []string, stderr io.Writer, min, max int) 
 // has none, so a prefix without one is reported as empty (empty true, with
 // a nil saver) instead. code is the exit status when ok is false.
 func openSaver(ctx context.Context, name string, tgt target, stderr io.Writer) (s *redissaver.Saver, rdb redis.UniversalClient, empty bool, code int, ok bool) {
+	return openSaverWith(ctx, name, tgt, stderr, redissaver.Options{})
+}
+
+// openSaverWith is openSaver with more options for the saver (its
+// serializer, say); the target's prefix and shards, and AcceptEviction, are
+// set here.
+func openSaverWith(ctx context.Context, name string, tgt target, stderr io.Writer, opts redissaver.Options) (s *redissaver.Saver, rdb redis.UniversalClient, empty bool, code int, ok bool) {
 	fail := func(format string, args ...any) (*redissaver.Saver, redis.UniversalClient, bool, int, bool) {
 		fmt.Fprintf(stderr, "redcheck %s: "+format+"\n", append([]any{name}, args...)...)
 		if rdb != nil {
@@ -100,7 +107,8 @@ func openSaver(ctx context.Context, name string, tgt target, stderr io.Writer) (
 	}
 	// Eviction is accepted: an inspector reads whatever is there, and
 	// reports a loss as the saver's reads do (checkpoint.ErrDataLoss).
-	s, err = redissaver.New(ctx, rdb, redissaver.Options{AcceptEviction: true, Prefix: *tgt.prefix, Shards: *tgt.shards})
+	opts.AcceptEviction, opts.Prefix, opts.Shards = true, *tgt.prefix, *tgt.shards
+	s, err = redissaver.New(ctx, rdb, opts)
 	if err != nil {
 		return fail("%v", err)
 	}

@@ -14,13 +14,17 @@
 //	history  list the checkpoints of a thread, newest first
 //	show     print one checkpoint: values, metadata, pending writes, interrupts
 //	diff     print what changed in the channel values between two checkpoints
+//	export   write the checkpoints of threads to a file, one JSON object a line
+//	import   store the checkpoints of an export file
 //
 // The inspection commands (threads, history, show, diff) only read, and
-// print JSON with --json. Run "redcheck <command> -h" for a command's flags;
-// docs/cli.md is the reference. Exit status: 0 when all is well, 1 when the
-// command found a problem (check: a violation) or what it was asked for does
-// not exist (history, show, diff), 2 for a usage error or when Redis cannot
-// be reached or fails.
+// print JSON with --json; export writes a file that import stores again
+// (import is the one command that writes to Redis). Run
+// "redcheck <command> -h" for a command's flags; docs/cli.md is the
+// reference. Exit status: 0 when all is well, 1 when the command found a
+// problem (check: a violation; import: a thread that exists already) or what
+// it was asked for does not exist (history, show, diff, export), 2 for a
+// usage error, a bad export file, or when Redis cannot be reached or fails.
 package main
 
 import (
@@ -60,6 +64,8 @@ var commands = []command{
 	{"history", "list the checkpoints of a thread, newest first", runHistory},
 	{"show", "print one checkpoint: channel values, metadata, pending writes, interrupts", runShow},
 	{"diff", "print what changed in the channel values between two checkpoints", runDiff},
+	{"export", "write the checkpoints of threads to a file, one JSON object a line", runExport},
+	{"import", "store the checkpoints of an export file", runImport},
 }
 
 func main() {
