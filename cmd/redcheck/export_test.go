@@ -374,3 +374,43 @@ func TestExportLegacySends(t *testing.T) {
 		t.Errorf("GetTuple after import:\n%+v\nwant\n%+v (%v)", got, want, err)
 	}
 }
+
+// TestClusterExportImport exports from and imports into a real Redis
+// Cluster (REDCHECK_CLUSTER=1).
+func TestClusterExportImport(t *testing.T) {
+	redistest.RequireCluster(t)
+	withClock(t)
+	c := redistest.StartCluster(t, 3, 0)
+	rdb := c.Client(t)
+	prefix := redistest.Prefix(t)
+	deltaThread(t, rdb, prefix)
+	addrs := c.Addrs()
+	base := func(prefix, cmd string, rest ...string) []string {
+		return append([]string{cmd, "--cluster", "--url", "redis://" + addrs[0] + "?addr=" + addrs[1] + "&addr=" + addrs[2], "--prefix", prefix, "--shards", "4"}, rest...)
+	}
+	path, out := exportFile(t, "d.jsonl", base(prefix, "export", "--all")...)
+	p2 := redistest.Prefix(t)
+	mustRun(t, 0, base(p2, "import", path)...)
+	if again := mustRun(t, 0, base(p2, "export", "d")...); again != out {
+		t.Errorf("re-export differs:\n%s\nwant\n%s", again, out)
+	}
+	sameHashes(t, rdb, prefix, p2)
+}
+
+// TestImportTTL: with --ttl, an imported thread has a lease.
+func TestImportTTL(t *testing.T) {
+	withClock(t)
+	_, rdb := redistest.Mini(t)
+	f := demo(t, rdb)
+	path, _ := exportFile(t, "other.jsonl", f.args("export", "other")...)
+	p2 := redistest.Prefix(t)
+	mustRun(t, 0, argsAt(f, p2, "import", "--ttl", "1h", path)...)
+	l := keys.Of(saverAt(t, rdb, p2))
+	exp, err := rdb.HGet(context.Background(), l.Head("other"), keys.HeadLease).Int64()
+	if err != nil || exp <= time.Now().UnixMilli() {
+		t.Errorf("lease after import --ttl 1h: %d %v", exp, err)
+	}
+	if code, _, errs := runArgs(t, argsAt(f, p2, "import", "--ttl", "-1s", path)...); code != exitUsage || !strings.Contains(errs, "must not be negative") {
+		t.Errorf("--ttl -1s: exit %d, %s", code, errs)
+	}
+}
