@@ -271,6 +271,8 @@ func TestImportRefusesBadFiles(t *testing.T) {
 		{"unknown field", edit(2, strings.Replace(lines[2], `{"thread_id"`, `{"extra":1,"thread_id"`, 1)), `:3: json: unknown field "extra"`},
 		{"bad versions", edit(2, strings.Replace(lines[2], `"new_versions":{`, `"new_versions":{"nope":"1",`, 1)), `:3: new_versions gives channel "nope"`},
 		{"gap", edit(1, gap), `:2: task "t": no write of index 0`},
+		{"step", edit(1, strings.Replace(lines[1], `"step":-1`, `"step":"x"`, 1)), `:2: metadata step "x" is not an integer`},
+		{"not json", edit(2, "hello\n"), ":3: invalid character 'h'"},
 		{"cut short", strings.Join(lines[:len(lines)-1], ""), ":6: no end line"},
 		{"count", edit(len(lines)-1, `{"end":"redcheck-export","checkpoints":3}`+"\n"), ":7: the end line counts 3 checkpoints, the file holds 5"},
 		{"twice", edit(2, lines[1]), ":3: checkpoint " + f.d1 + ` of thread "demo" namespace "" comes twice`},

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/graphstate/redcheck/checkpoint"
@@ -201,8 +202,19 @@ func validateLine(l *exportLine) error {
 			return fmt.Errorf("checkpoint %s is its own parent", cp.ID)
 		}
 	}
-	if _, err := decodeMetadata(l.Metadata); err != nil {
+	md, err := decodeMetadata(l.Metadata)
+	if err != nil {
 		return err
+	}
+	if step, ok := md["step"]; ok {
+		if _, ok := metaStep(md); !ok || step == nil {
+			return fmt.Errorf("metadata step %s is not an integer", compactJSON(plain(step)))
+		}
+	}
+	for ch, v := range cp.ChannelVersions {
+		if strings.IndexByte(v, 0) >= 0 {
+			return fmt.Errorf("channel %q: version %q holds the byte 0", ch, v)
+		}
 	}
 	for ch, v := range l.NewVersions {
 		if have, ok := cp.ChannelVersions[ch]; !ok || have != v || v == "" {
