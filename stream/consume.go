@@ -82,6 +82,10 @@ func (s *Subscriber) DeadLetter(stream, group string) string {
 // their IDs (GapPendingTrimmed), from XAUTOCLAIM's list of deleted entries,
 // or, on a server that does not give it, from the idle pending entries
 // older than the stream's first entry.
+//
+// While it runs, Consume reports the group's lag on each stream it reads
+// (the gauge redcheck.consumer.lag, docs/observability.md) through
+// Options.MeterProvider; it unregisters the gauge when it returns.
 func (s *Subscriber) Consume(ctx context.Context, group, consumer string, handler Handler, opts ConsumeOptions) error {
 	if group == "" || consumer == "" || handler == nil {
 		return fmt.Errorf("%w: Consume needs a group, a consumer and a handler", ErrInvalidOptions)
@@ -126,6 +130,9 @@ func (s *Subscriber) Consume(ctx context.Context, group, consumer string, handle
 				return ctx.Err()
 			}
 		}
+	}
+	if reg := c.watchLag(); reg != nil {
+		defer func() { _ = reg.Unregister() }()
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

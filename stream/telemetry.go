@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -51,6 +52,8 @@ type telemetry struct {
 	consumed metric.Int64Counter
 	gaps     metric.Int64Counter
 	buried   metric.Int64Counter
+	meter    metric.Meter
+	lag      metric.Int64ObservableGauge
 }
 
 func newTelemetry(o Options) *telemetry {
@@ -61,8 +64,8 @@ func newTelemetry(o Options) *telemetry {
 	if mp == nil {
 		mp = otel.GetMeterProvider()
 	}
-	t := &telemetry{tracer: tp.Tracer(instrumentationName)}
 	meter := mp.Meter(instrumentationName)
+	t := &telemetry{tracer: tp.Tracer(instrumentationName), meter: meter}
 	var err error
 	if t.duration, err = meter.Float64Histogram("messaging.process.duration", metric.WithUnit("s"),
 		metric.WithDescription("Duration of a consumer's handling of one event: its handler and its acknowledgement."),
@@ -81,7 +84,65 @@ func newTelemetry(o Options) *telemetry {
 		metric.WithDescription("Events a consumer moved to the dead-letter stream after MaxDeliveries.")); err != nil {
 		otel.Handle(err)
 	}
+	if t.lag, err = meter.Int64ObservableGauge("redcheck.consumer.lag", metric.WithUnit("{message}"),
+		metric.WithDescription("Entries of a stream not yet delivered to a consumer group (XINFO GROUPS lag), observed while a Consume of the group runs.")); err != nil {
+		otel.Handle(err)
+	}
 	return t
+}
+
+// watchLag registers, for the time of one Consume, the observation of the
+// group's lag on each of its streams: one pipeline of XINFO GROUPS, one per
+// stream (at most the shards), per collection. A stream's point carries
+// its key as messaging.destination.name when it is a shard's feed; a
+// thread's stream carries none (a thread ID is never a metric attribute).
+// A stream that does not exist, or whose lag Redis cannot tell (entries
+// deleted from its middle, Redis before 7.0), reports no point. Nil when
+// the provider refuses the callback (the error goes to otel.Handle).
+func (c *consumer_) watchLag() metric.Registration {
+	t := c.tel.t
+	if t.lag == nil {
+		return nil
+	}
+	sets := make([]metric.ObserveOption, len(c.streams))
+	for i, k := range c.streams {
+		attrs := c.tel.base[:len(c.tel.base):len(c.tel.base)]
+		if c.opts.ThreadID == "" {
+			attrs = append(attrs, attrDestination.String(k))
+		}
+		sets[i] = metric.WithAttributeSet(attribute.NewSet(attrs...))
+	}
+	reg, err := t.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		pipe := c.s.rdb.Pipeline()
+		infos := make([]*redis.XInfoGroupsCmd, len(c.streams))
+		for i, k := range c.streams {
+			infos[i] = pipe.XInfoGroups(ctx, k)
+			infos[i].SetFirstKeyPos(2) // the key follows GROUPS: a Cluster routes it by it
+		}
+		_, _ = pipe.Exec(ctx) // each command carries its own error
+		var failed error
+		for i, cmd := range infos {
+			groups, err := cmd.Result()
+			if err != nil {
+				var re redis.Error
+				if !errors.As(err, &re) && failed == nil {
+					failed = err // not Redis's answer (no such key...): the connection's
+				}
+				continue
+			}
+			for _, g := range groups {
+				if g.Name == c.group && g.Lag >= 0 {
+					o.ObserveInt64(t.lag, g.Lag, sets[i])
+				}
+			}
+		}
+		return failed
+	}, t.lag)
+	if err != nil {
+		otel.Handle(err)
+		return nil
+	}
+	return reg
 }
 
 // consumerTel is one Consume's telemetry: what every event of it shares,
