@@ -2,6 +2,7 @@
 // back as Buffers (values are binary), on a node-redis v5 client or cluster.
 import { RESP_TYPES } from "redis";
 import type { Script } from "./scripts.js";
+import { scripted, sending } from "./telemetry.js";
 
 export type Arg = string | Buffer;
 export type Reply = null | number | Buffer | string | Reply[];
@@ -36,6 +37,12 @@ export class Conn {
 
   /** send sends one command, routed (on a cluster) by firstKey. */
   send(firstKey: Arg | undefined, args: Arg[]): Promise<Reply> {
+    const done = sending();
+    if (done === undefined) return this.#send(firstKey, args);
+    return this.#send(firstKey, args).finally(done);
+  }
+
+  #send(firstKey: Arg | undefined, args: Arg[]): Promise<Reply> {
     if (this.cluster) {
       return (this.#client as ClusterLike).sendCommand(firstKey, false, args, { typeMapping }) as Promise<Reply>;
     }
@@ -44,6 +51,15 @@ export class Conn {
 
   /** transaction runs commands on one key in MULTI/EXEC (on a cluster, at key's node). */
   async transaction(key: string, cmds: Arg[][]): Promise<Reply[]> {
+    const done = sending();
+    try {
+      return await this.#transaction(key, cmds);
+    } finally {
+      done?.();
+    }
+  }
+
+  async #transaction(key: string, cmds: Arg[][]): Promise<Reply[]> {
     if (this.cluster) {
       const m = (this.#client as ClusterLike).multi(key);
       for (const c of cmds) m.addCommand(key, false, c);
@@ -60,6 +76,7 @@ export class Conn {
    * that may have run).
    */
   async run(script: Script, keys: Arg[], args: Arg[]): Promise<Reply> {
+    scripted();
     try {
       return await this.#run(script, keys, args);
     } catch (e) {

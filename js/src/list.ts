@@ -8,6 +8,7 @@ import { SEP, encode, parseMember } from "./keys.js";
 import { ValueGone, readValues, type CheckpointRead } from "./outoflua.js";
 import type { ReadOps } from "./readops.js";
 import { scripts } from "./scripts.js";
+import { paged } from "./telemetry.js";
 import { Walk, latinCompare, parseListMember, type Query } from "./walk.js";
 
 function pageOf(o: ReadOps, q: Query): number {
@@ -52,6 +53,7 @@ export async function* listOne(o: ReadOps, q: Query): AsyncGenerator<CheckpointT
     } catch (e) {
       throw scriptError("list", e);
     }
+    paged();
     const r = arr(res);
     if (r.length < 2) throw new CorruptError(`list reply of ${r.length} items`);
     const gen = str(r[1]);
@@ -96,6 +98,7 @@ export async function* listMerged(o: ReadOps, q: Query): AsyncGenerator<Checkpoi
         throw scriptError("list", e);
       });
     }));
+    if (pending.length > 0) paged();
     replies.forEach((res, i) => {
       const r = arr(res);
       if (r.length < 2) throw new CorruptError(`list reply of ${r.length} items`);

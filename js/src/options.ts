@@ -1,6 +1,7 @@
 // The saver's options and their defaults (Go: redissaver.Options).
 import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
 import type { CompressionOptions } from "./compress.js";
+import type { MeterProviderLike, TracerProviderLike } from "./telemetry.js";
 
 /** Events the scripts append to each thread's stream and its shard's feed (Go: redissaver.Events). */
 export interface EventOptions {
@@ -54,6 +55,14 @@ export interface RedcheckSaverOptions {
    * forms whatever it says.
    */
   compression?: CompressionOptions;
+  /**
+   * Where the saver's OpenTelemetry spans go (docs/observability.md, "TypeScript"): a TracerProvider of
+   * @opentelemetry/api. Absent: the global provider, when @opentelemetry/api is installed (an optional
+   * peer dependency); else no spans.
+   */
+  tracerProvider?: TracerProviderLike;
+  /** Where the saver's metrics go: a MeterProvider of @opentelemetry/api. Absent: the global provider, when installed; else none. */
+  meterProvider?: MeterProviderLike;
 }
 
 /** DEFAULTS are the values of the options left out (the Go saver's defaults). */

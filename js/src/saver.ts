@@ -45,6 +45,7 @@ import { deltaChannelHistory } from "./delta.js";
 import type { ReadOps } from "./readops.js";
 import { MAX_EVENT_VALUES, eventBounds, eventSpec } from "./events.js";
 import { putCheckpoint, type PutOps } from "./put.js";
+import { Telemetry, serverAttrs, type Call, type OpName } from "./telemetry.js";
 
 export type { EventOptions, RedcheckSaverOptions };
 
@@ -58,10 +59,11 @@ const MIGRATED_TASKS_VERSION = "000000000001.00000000";
 export class RedcheckSaver extends BaseCheckpointSaver {
   readonly layout: Layout;
   readonly #conn: Conn;
-  readonly #opts: Required<Omit<RedcheckSaverOptions, "serde" | "events" | "shards" | "prefix" | "compression">> & { events: Required<EventOptions> };
+  readonly #opts: Required<Omit<RedcheckSaverOptions, "serde" | "events" | "shards" | "prefix" | "compression" | "tracerProvider" | "meterProvider">> & { events: Required<EventOptions> };
   readonly #compression: Required<CompressionOptions> | undefined;
   #ready: Promise<void> | undefined;
   #owned: { close(): Promise<unknown> } | undefined;
+  readonly #tel: Telemetry;
 
   /**
    * @param client a connected node-redis v5 client (createClient) or cluster
@@ -72,6 +74,7 @@ export class RedcheckSaver extends BaseCheckpointSaver {
     this.#conn = new Conn(client);
     this.#conn.onDataLoss = (e) => this.#recoverEmptied(e);
     this.layout = new Layout(options.prefix ?? DEFAULTS.prefix, options.shards ?? 0);
+    this.#tel = new Telemetry(options, this.layout.prefix, serverAttrs(client, this.#conn.cluster));
     const ev = options.events ?? {};
     const o = {
       ttl: options.ttl ?? 0,
@@ -209,7 +212,7 @@ export class RedcheckSaver extends BaseCheckpointSaver {
   async #recoverEmptied(err: Error): Promise<Error> {
     if (this.#opts.acceptEviction) return err;
     try {
-      if (!(await this.reinitialize())) return err;
+      if (!(await this.#reinitialize())) return err;
     } catch (e) {
       return new PrefixResetError(`the prefix was emptied (${err.message}); creating it again failed: ${e instanceof Error ? e.message : String(e)}`, { cause: err });
     }
@@ -224,6 +227,18 @@ export class RedcheckSaver extends BaseCheckpointSaver {
    * the loss, unless acceptEviction is set (Go: Saver.Reinitialize).
    */
   async reinitialize(): Promise<boolean> {
+    return this.#traced("Reinitialize", async (call) => {
+      let reset = false;
+      try {
+        reset = await this.#reinitialize();
+      } finally {
+        call.set({ "redcheck.reset": reset });
+      }
+      return reset;
+    });
+  }
+
+  async #reinitialize(): Promise<boolean> {
     const l = this.layout;
     const keys = [l.meta()];
     for (let n = 0; n < l.shards; n++) keys.push(l.threads(n), l.all(n));
@@ -274,10 +289,31 @@ export class RedcheckSaver extends BaseCheckpointSaver {
     return nextVersion(current as string | number | undefined) as unknown as number;
   }
 
+  /**
+   * traced runs fn as one call of op: its span (kind client) and its metrics (telemetry.ts,
+   * docs/observability.md). miss tells an answer that is no failure (a getTuple that found nothing).
+   */
+  async #traced<T>(op: OpName, fn: (call: Call) => Promise<T>): Promise<T> {
+    const call = await this.#tel.begin(op);
+    let out: T;
+    try {
+      out = await call.run(() => fn(call));
+    } catch (e) {
+      call.end(e, true);
+      throw e;
+    }
+    call.end();
+    return out;
+  }
+
   // ---- put -----------------------------------------------------------------
 
   async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, newVersions: ChannelVersions): Promise<RunnableConfig> {
-    return putCheckpoint(this.#putOps(), threadOf(config), config, checkpoint, metadata, newVersions);
+    return this.#traced("Put", async (call) => {
+      call.address(rawThread(config), nsOf(config), str(checkpoint?.id ?? ""));
+      call.step(metadata);
+      return putCheckpoint(this.#putOps(), threadOf(config), config, checkpoint, metadata, newVersions);
+    });
   }
 
   /** putOps: what put.ts uses of this saver. */
@@ -292,6 +328,13 @@ export class RedcheckSaver extends BaseCheckpointSaver {
   // ---- putWrites ---------------------------------------------------------------
 
   async putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string, taskPath = ""): Promise<void> {
+    return this.#traced("PutWrites", async (call) => {
+      call.address(rawThread(config), nsOf(config), str(config.configurable?.checkpoint_id ?? ""));
+      return this.#putWrites(config, writes, taskId, taskPath);
+    });
+  }
+
+  async #putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string, taskPath: string): Promise<void> {
     const thread = threadOf(config);
     const ns = nsOf(config);
     validateAddress(thread, ns);
@@ -327,6 +370,19 @@ export class RedcheckSaver extends BaseCheckpointSaver {
   // ---- getTuple --------------------------------------------------------------
 
   async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
+    return this.#traced("GetTuple", async (call) => {
+      call.address(rawThread(config), nsOf(config), str(config.configurable?.checkpoint_id ?? ""));
+      const t = await this.#getTuple(config);
+      if (t) {
+        call.address(rawThread(config), nsOf(config), str(t.config.configurable?.checkpoint_id ?? ""));
+        call.step(t.metadata);
+      }
+      call.set({ "redcheck.found": t !== undefined });
+      return t;
+    });
+  }
+
+  async #getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
     const thread = config.configurable?.thread_id;
     if (thread === undefined || thread === null || thread === "") return undefined;
     const addr: Address = { thread: String(thread), ns: nsOf(config), id: str(config.configurable?.checkpoint_id ?? "") };
@@ -463,7 +519,51 @@ export class RedcheckSaver extends BaseCheckpointSaver {
 
   // ---- list ------------------------------------------------------------------
 
+  /**
+   * list lists checkpoints, newest first. Its span covers the whole listing, from the first page to the
+   * last tuple or the caller's break; its duration leaves out the time the caller spends between tuples.
+   */
   async *list(config: RunnableConfig, options: CheckpointListOptions = {}): AsyncGenerator<CheckpointTuple> {
+    const call = await this.#tel.begin("List");
+    const c = config?.configurable ?? {};
+    const thread = c.thread_id === undefined || c.thread_id === null || c.thread_id === "" ? "" : String(c.thread_id);
+    if (thread !== "") {
+      call.address(thread, c.checkpoint_ns === undefined || c.checkpoint_ns === null ? "" : String(c.checkpoint_ns),
+        c.checkpoint_id === undefined || c.checkpoint_id === null ? "" : String(c.checkpoint_id));
+    }
+    let tuples = 0;
+    let it: AsyncGenerator<CheckpointTuple> | undefined;
+    let failed = false;
+    let error: unknown;
+    try {
+      it = this.#list(config, options);
+      for (;;) {
+        const r = await call.run(() => it!.next());
+        if (r.done) break;
+        tuples++;
+        call.pause();
+        yield r.value;
+        call.resume();
+      }
+    } catch (e) {
+      failed = true;
+      error = e;
+      throw e;
+    } finally {
+      call.resume();
+      if (it) {
+        try {
+          await call.run(() => it!.return(undefined)); // the caller's break: the walk's finally blocks run
+        } catch {
+          // the listing is over
+        }
+      }
+      call.set({ "redcheck.tuples": tuples });
+      call.end(error, failed);
+    }
+  }
+
+  async *#list(config: RunnableConfig, options: CheckpointListOptions): AsyncGenerator<CheckpointTuple> {
     const c = config.configurable ?? {};
     const thread = c.thread_id === undefined || c.thread_id === null || c.thread_id === "" ? "" : String(c.thread_id);
     const ns = c.checkpoint_ns === undefined || c.checkpoint_ns === null ? undefined : String(c.checkpoint_ns);
@@ -518,6 +618,14 @@ export class RedcheckSaver extends BaseCheckpointSaver {
    * step closes alone is a DataLossError.
    */
   override async getDeltaChannelHistory(options: { config: RunnableConfig; channels: string[] }): Promise<Record<string, DeltaChannelHistory>> {
+    return this.#traced("DeltaChannelHistory", async (call) => {
+      call.address(rawThread(options?.config), nsOf(options?.config), str(options?.config?.configurable?.checkpoint_id ?? ""));
+      call.set({ "redcheck.channel_count": options?.channels?.length ?? 0 });
+      return this.#deltaChannelHistory(options);
+    });
+  }
+
+  async #deltaChannelHistory(options: { config: RunnableConfig; channels: string[] }): Promise<Record<string, DeltaChannelHistory>> {
     const out: Record<string, DeltaChannelHistory> = {};
     const channels = options.channels ?? [];
     if (channels.length === 0) return out;
@@ -542,6 +650,13 @@ export class RedcheckSaver extends BaseCheckpointSaver {
    * shard or a sweep.
    */
   async deleteThread(threadId: string): Promise<void> {
+    return this.#traced("DeleteThread", async (call) => {
+      call.address(String(threadId ?? ""), "", "");
+      return this.#deleteThread(threadId);
+    });
+  }
+
+  async #deleteThread(threadId: string): Promise<void> {
     const thread = String(threadId);
     const bad = validateThreadID(thread);
     if (bad) throw new InvalidConfigError(bad);
@@ -567,7 +682,7 @@ export class RedcheckSaver extends BaseCheckpointSaver {
   }
 
   #ops(): Ops {
-    return { conn: this.#conn, layout: this.layout, ttl: this.#opts.ttl, eventSpec: (f) => eventSpec(this.#opts.events, f), eventBounds: () => eventBounds(this.#opts.events), retainDeletedMs: this.#opts.events.retainDeletedMs, deleteThread: (t) => this.deleteThread(t) };
+    return { conn: this.#conn, layout: this.layout, ttl: this.#opts.ttl, eventSpec: (f) => eventSpec(this.#opts.events, f), eventBounds: () => eventBounds(this.#opts.events), retainDeletedMs: this.#opts.events.retainDeletedMs, deleteThread: (t) => this.#deleteThread(t) };
   }
 
   /**
@@ -577,8 +692,11 @@ export class RedcheckSaver extends BaseCheckpointSaver {
    * A child whose parent is deleted stays. Idempotent: cut off, repeat it.
    */
   async deleteForRuns(runIds: string[]): Promise<void> {
-    await this.setup();
-    await deleteForRuns(this.#ops(), runIds);
+    return this.#traced("DeleteForRuns", async (call) => {
+      call.set({ "redcheck.run_count": Array.isArray(runIds) ? runIds.length : 0 });
+      await this.setup();
+      await deleteForRuns(this.#ops(), runIds);
+    });
   }
 
   /**
@@ -587,8 +705,12 @@ export class RedcheckSaver extends BaseCheckpointSaver {
    * the copy becomes visible at once when complete (Go: CopyThread).
    */
   async copyThread(sourceThreadId: string, targetThreadId: string): Promise<void> {
-    await this.setup();
-    await copyThread(this.#ops(), String(sourceThreadId), String(targetThreadId));
+    return this.#traced("CopyThread", async (call) => {
+      call.address(String(sourceThreadId ?? ""), "", "");
+      call.set({ "redcheck.target_thread_id": String(targetThreadId ?? "") });
+      await this.setup();
+      await copyThread(this.#ops(), String(sourceThreadId), String(targetThreadId));
+    });
   }
 
   /**
@@ -597,8 +719,12 @@ export class RedcheckSaver extends BaseCheckpointSaver {
    * the threads: "delete" (Go: Prune).
    */
   async prune(threadIds: string[], strategy: "keep_latest" | "delete" = "keep_latest"): Promise<void> {
-    await this.setup();
-    await prune(this.#ops(), threadIds.map(String), strategy);
+    return this.#traced("Prune", async (call) => {
+      if (Array.isArray(threadIds) && threadIds.length === 1) call.address(String(threadIds[0]), "", "");
+      call.set({ "redcheck.thread_count": Array.isArray(threadIds) ? threadIds.length : 0, "redcheck.prune_strategy": String(strategy) });
+      await this.setup();
+      await prune(this.#ops(), threadIds.map(String), strategy);
+    });
   }
 
   /**
@@ -607,6 +733,18 @@ export class RedcheckSaver extends BaseCheckpointSaver {
    * work done (Go: Saver.Sweep).
    */
   async sweep(): Promise<number> {
+    return this.#traced("Sweep", async (call) => {
+      let units = 0;
+      try {
+        units = await this.#sweep();
+      } finally {
+        call.set({ "redcheck.units": units });
+      }
+      return units;
+    });
+  }
+
+  async #sweep(): Promise<number> {
     await this.setup();
     let total = 0;
     for (let n = 0; n < this.layout.shards; n++) {
@@ -633,4 +771,10 @@ export class RedcheckSaver extends BaseCheckpointSaver {
 }
 
 // ---- helpers -------------------------------------------------------------------
+
+/** rawThread is the config's thread_id as given ("" when absent), for a span before it is validated. */
+function rawThread(config: RunnableConfig | undefined): string {
+  const t = config?.configurable?.thread_id;
+  return t === undefined || t === null ? "" : String(t);
+}
 export { RedcheckError };

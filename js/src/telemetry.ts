@@ -1,0 +1,479 @@
+// OpenTelemetry spans and metrics of the saver's public operations, the same
+// names and attributes as the Go saver's (redissaver/telemetry.go,
+// docs/observability.md). @opentelemetry/api is an optional peer dependency:
+// providers come from the options or, when absent, from the global API,
+// loaded by a guarded dynamic import; without either the saver reports
+// nothing and builds nothing. No span, event or metric ever holds a value, a
+// pending write or a metadata value (the metadata step excepted).
+import { AsyncLocalStorage } from "node:async_hooks";
+
+/** The instrumentation scope (tracer and meter name), the Go saver's. */
+export const INSTRUMENTATION_NAME = "github.com/graphstate/redcheck/redissaver";
+
+// ---- the parts of @opentelemetry/api used, structurally (the package is optional) ----
+
+type AttrValue = string | number | boolean;
+type Attrs = Record<string, AttrValue>;
+
+/** A span, as @opentelemetry/api's Span. */
+export interface SpanLike {
+  setAttribute(key: string, value: AttrValue): unknown;
+  setAttributes(attrs: Attrs): unknown;
+  setStatus(status: { code: number; message?: string }): unknown;
+  recordException(exception: { name: string; message: string }): unknown;
+  isRecording(): boolean;
+  end(): void;
+}
+/** A tracer, as @opentelemetry/api's Tracer. */
+export interface TracerLike {
+  startSpan(name: string, options?: { kind?: number; attributes?: Attrs }): SpanLike;
+}
+/** A tracer provider, as @opentelemetry/api's TracerProvider (an SDK's BasicTracerProvider or NodeTracerProvider). */
+export interface TracerProviderLike {
+  getTracer(name: string, version?: string): TracerLike;
+}
+interface HistogramLike {
+  record(value: number, attributes?: Attrs): void;
+}
+interface CounterLike {
+  add(value: number, attributes?: Attrs): void;
+}
+/** A meter, as @opentelemetry/api's Meter. */
+export interface MeterLike {
+  createHistogram(name: string, options?: { unit?: string; description?: string; advice?: { explicitBucketBoundaries?: number[] } }): HistogramLike;
+  createCounter(name: string, options?: { unit?: string; description?: string }): CounterLike;
+}
+/** A meter provider, as @opentelemetry/api's MeterProvider (an SDK's MeterProvider). */
+export interface MeterProviderLike {
+  getMeter(name: string, version?: string): MeterLike;
+}
+
+/** The telemetry options of a RedcheckSaver. */
+export interface TelemetryOptions {
+  /** Where the saver's spans go (default: the global provider of @opentelemetry/api, when installed). */
+  tracerProvider?: TracerProviderLike;
+  /** Where the saver's metrics go (default: the global provider of @opentelemetry/api, when installed). */
+  meterProvider?: MeterProviderLike;
+}
+
+interface ApiLike {
+  trace: { getTracerProvider(): TracerProviderLike };
+  metrics: { getMeterProvider(): MeterProviderLike };
+}
+
+// The global API, loaded once, at the first saver that needs it; undefined when the package is not installed.
+let api: ApiLike | undefined;
+let apiLoading: Promise<void> | undefined;
+function loadApi(): Promise<void> {
+  apiLoading ??= import("@opentelemetry/api").then(
+    (m) => {
+      api = ((m as { default?: ApiLike }).default ?? m) as ApiLike;
+    },
+    () => {
+      api = undefined;
+    },
+  );
+  return apiLoading;
+}
+
+const SPAN_KIND_CLIENT = 2; // SpanKind.CLIENT
+const STATUS_ERROR = 2; // SpanStatusCode.ERROR
+
+// ---- operations ------------------------------------------------------------------
+
+/** The public operations, each call one span named so (db.operation.name), with its main script (db.stored_procedure.name). */
+export const OPERATIONS = {
+  Put: "put.lua",
+  PutWrites: "put_writes.lua",
+  GetTuple: "get_tuple.lua",
+  List: "list.lua",
+  DeleteThread: "delete_thread.lua",
+  DeleteForRuns: "delete_runs.lua",
+  CopyThread: "",
+  Prune: "prune.lua",
+  DeltaChannelHistory: "delta_history.lua",
+  Sweep: "sweep.lua",
+  Reinitialize: "",
+} as const;
+export type OpName = keyof typeof OPERATIONS;
+
+export const METRIC_DURATION = "db.client.operation.duration";
+export const METRIC_DATA_LOSS = "redcheck.client.data_loss";
+export const METRIC_REFUSED = "redcheck.client.refused_writes";
+/** The bucket bounds, in seconds, the database conventions advise for db.client.operation.duration. */
+const DURATION_BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10];
+
+// ---- error kinds ---------------------------------------------------------------
+
+const KIND = {
+  prefixReset: "prefix_reset",
+  dataLoss: "data_loss",
+  invalidCheckpoint: "invalid_checkpoint",
+  invalidConfig: "invalid_config",
+  notFound: "not_found",
+  corrupt: "corrupt",
+  serialization: "serialization",
+  canceled: "canceled",
+  deadline: "deadline_exceeded",
+  network: "network",
+  other: "_OTHER",
+} as const;
+
+const NETWORK_ERRORS = new Set(["SocketClosedUnexpectedlyError", "ClientClosedError", "ClientOfflineError", "ConnectionTimeoutError",
+  "SocketTimeoutError", "ReconnectStrategyError", "DisconnectsClientError"]);
+const NETWORK_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN"]);
+const ERROR_CODES = new Set(["DATALOSS", "NOTFOUND", "INVALID_CHECKPOINT", "INVALID_CONFIG", "CORRUPT"]);
+const REDIS_REPLIES = new Set(["ErrorReply", "SimpleError", "BlobError", "MultiErrorReply"]);
+
+function chain(err: unknown): unknown[] {
+  const out: unknown[] = [];
+  for (let e = err; e !== undefined && e !== null && out.length < 8; e = (e as { cause?: unknown }).cause) out.push(e);
+  return out;
+}
+const ctorName = (e: unknown) => (typeof e === "object" && e !== null ? (e as object).constructor?.name ?? "" : "");
+
+/** redisStatus is the prefix of the error Redis answered ("ERR", "OOM", "READONLY"...), "" when err holds none (Go: redisStatus). */
+export function redisStatus(err: unknown): string {
+  for (const e of chain(err)) {
+    // A saver's error of its own kind (DataLossError...) holds the script's reply it came from: no Redis failure.
+    const own = (e as { code?: unknown }).code;
+    if (e instanceof Error && typeof own === "string" && ERROR_CODES.has(own)) return "";
+    if (!REDIS_REPLIES.has(ctorName(e))) continue;
+    const msg = String((e as Error).message ?? "");
+    const sp = msg.indexOf(" ");
+    const code = sp >= 0 ? msg.slice(0, sp) : msg;
+    return code === "" || code.length > 32 || !/^[A-Z_]+$/.test(code) ? "ERR" : code;
+  }
+  return "";
+}
+
+/** errorType is the kind of err (error.type): low-cardinality, a metric attribute (Go: errorType). */
+export function errorType(err: unknown): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  const name = ctorName(err);
+  if (name === "PrefixResetError") return KIND.prefixReset;
+  switch (code) {
+    case "DATALOSS": return KIND.dataLoss;
+    case "INVALID_CHECKPOINT": return KIND.invalidCheckpoint;
+    case "INVALID_CONFIG": return KIND.invalidConfig;
+    case "NOTFOUND": return KIND.notFound;
+    case "CORRUPT": return KIND.corrupt;
+  }
+  const status = redisStatus(err);
+  if (status !== "") return status;
+  for (const e of chain(err)) {
+    const n = ctorName(e);
+    if (n === "AbortError" || (e as Error)?.name === "AbortError") return KIND.canceled;
+    if (n === "TimeoutError" || n === "CommandTimeoutDuringMaintenanceError" || (e as Error)?.name === "TimeoutError") return KIND.deadline;
+    if (NETWORK_ERRORS.has(n) || NETWORK_CODES.has(String((e as { code?: unknown })?.code ?? ""))) return KIND.network;
+  }
+  return KIND.other;
+}
+
+/**
+ * quotesNoData reports whether the messages of errors of kind quote nothing but keys, ids, channel
+ * names and versions, and Redis's or the network's words, so a span may carry them (Go: quotesNoData).
+ */
+function quotesNoData(kind: string): boolean {
+  return !(kind === KIND.invalidCheckpoint || kind === KIND.invalidConfig || kind === KIND.corrupt || kind === KIND.serialization || kind === KIND.other);
+}
+
+/** refusal reports whether a Put or PutWrites that failed with err (of kind) wrote nothing (Go: refusal). */
+function refusal(err: unknown, kind: string): boolean {
+  switch (kind) {
+    case KIND.invalidConfig: case KIND.invalidCheckpoint: case KIND.serialization: case KIND.dataLoss: case KIND.prefixReset:
+      return true;
+    case KIND.corrupt: case KIND.canceled: case KIND.deadline: case KIND.network: case KIND.other: case KIND.notFound:
+      return false;
+  }
+  return redisStatus(err) !== "";
+}
+
+// ---- counting round trips and steps ------------------------------------------------
+
+/** What a recording call counts, reached by the Redis calls it makes (Conn) through an AsyncLocalStorage. */
+export interface OpCount {
+  trips: number;
+  steps: number;
+  pages: number;
+  /** Commands of the call in flight: a command sent while others are is in their round trip (a pipeline). */
+  inflight: number;
+}
+
+const counting = new AsyncLocalStorage<OpCount>();
+
+/**
+ * sending counts a round trip of the current call, unless others of its commands are in flight (sent
+ * together, they are one pipeline); call the function it returns when the command settles.
+ */
+export function sending(): (() => void) | undefined {
+  const n = counting.getStore();
+  if (n === undefined) return undefined;
+  if (n.inflight === 0) n.trips++;
+  n.inflight++;
+  return () => {
+    n.inflight--;
+  };
+}
+
+/** scripted counts a script call of the current call: one bounded step. */
+export function scripted(): void {
+  const n = counting.getStore();
+  if (n !== undefined) n.steps++;
+}
+
+/** paged counts a page of the current List call. */
+export function paged(): void {
+  const n = counting.getStore();
+  if (n !== undefined) n.pages++;
+}
+
+// ---- the saver's telemetry ---------------------------------------------------------
+
+interface Instruments {
+  provider: MeterProviderLike;
+  duration: HistogramLike;
+  dataLoss: CounterLike;
+  refused: CounterLike;
+}
+
+/** Telemetry: what a saver reports through, built once per saver. */
+export class Telemetry {
+  readonly #tracerProvider: TracerProviderLike | undefined;
+  readonly #meterProvider: MeterProviderLike | undefined;
+  #tracer: { provider: TracerProviderLike; tracer: TracerLike } | undefined;
+  #instruments: Instruments | undefined;
+  /** The attributes every span and metric of the saver carries but the operation's. */
+  readonly #base: Attrs;
+  #ready: Promise<void> | undefined;
+
+  constructor(opts: TelemetryOptions, prefix: string, server: Attrs) {
+    this.#tracerProvider = opts.tracerProvider;
+    this.#meterProvider = opts.meterProvider;
+    this.#base = { "db.system.name": "redis", "redcheck.prefix": prefix, ...server };
+    if (!this.#tracerProvider || !this.#meterProvider) this.#ready = loadApi();
+  }
+
+  #tracerNow(): TracerLike | undefined {
+    const p = this.#tracerProvider ?? api?.trace.getTracerProvider();
+    if (!p) return undefined;
+    if (this.#tracer?.provider !== p) this.#tracer = { provider: p, tracer: p.getTracer(INSTRUMENTATION_NAME) };
+    return this.#tracer.tracer;
+  }
+
+  /**
+   * instruments answers the meter's instruments: of the provider given, else of the global one at the
+   * time (the global metrics API has no proxy: a provider set after the saver was made is used too).
+   */
+  #instrumentsNow(): Instruments | undefined {
+    const p = this.#meterProvider ?? api?.metrics.getMeterProvider();
+    if (!p) return undefined;
+    if (this.#instruments?.provider === p) return this.#instruments;
+    try {
+      const meter = p.getMeter(INSTRUMENTATION_NAME);
+      this.#instruments = {
+        provider: p,
+        duration: meter.createHistogram(METRIC_DURATION, {
+          unit: "s",
+          description: "Duration of the saver's operations, each call one data point (a List: the time spent in the saver).",
+          advice: { explicitBucketBoundaries: DURATION_BUCKETS },
+        }),
+        dataLoss: meter.createCounter(METRIC_DATA_LOSS, {
+          unit: "{detection}",
+          description: "Lost data the saver detected: calls that failed with DataLossError (PrefixResetError included).",
+        }),
+        refused: meter.createCounter(METRIC_REFUSED, { unit: "{call}", description: "put and putWrites calls refused with nothing written, by error.type." }),
+      };
+    } catch {
+      return undefined; // telemetry never fails the saver
+    }
+    return this.#instruments;
+  }
+
+  /**
+   * begin starts a call of op. With no provider at all (none given, @opentelemetry/api not installed)
+   * it answers NOOP, which does nothing.
+   */
+  async begin(op: OpName): Promise<Call> {
+    if (this.#ready) await this.#ready;
+    return this.beginNow(op);
+  }
+
+  /** beginNow is begin once the API is loaded (or not needed). */
+  beginNow(op: OpName): Call {
+    const tracer = this.#tracerNow();
+    const instruments = this.#instrumentsNow();
+    if (!tracer && !instruments) return NOOP;
+    return new OpCall(this.#base, op, tracer, instruments);
+  }
+}
+
+/** Call is one call of a public operation under way. */
+export interface Call {
+  /** run runs fn as (a part of) the call: its Redis commands are counted. */
+  run<T>(fn: () => T): T;
+  /** address records the checkpoint address the call works on (any part may be "": left out). */
+  address(thread: string, ns: string, id: string): void;
+  /** set adds attributes to the span. */
+  set(attrs: Attrs): void;
+  /** step records metadata's step, when it is an integer. */
+  step(metadata: unknown): void;
+  /** pause and resume leave out of the call's duration the time spent in the caller's code (a List's yield). */
+  pause(): void;
+  resume(): void;
+  /** end ends the call, with its error when it failed (miss: a getTuple that found nothing, no failure). */
+  end(err?: unknown, failed?: boolean): void;
+}
+
+const NOOP: Call = {
+  run: (fn) => fn(),
+  address() {},
+  set() {},
+  step() {},
+  pause() {},
+  resume() {},
+  end() {},
+};
+
+class OpCall implements Call {
+  readonly #op: OpName;
+  readonly #span: SpanLike | undefined;
+  readonly #instruments: Instruments | undefined;
+  readonly #base: Attrs;
+  readonly #start = performance.now();
+  #paused = 0;
+  #pausedAt = 0;
+  readonly #n: OpCount | undefined;
+  #ended = false;
+
+  constructor(base: Attrs, op: OpName, tracer: TracerLike | undefined, instruments: Instruments | undefined) {
+    this.#op = op;
+    this.#base = base;
+    this.#instruments = instruments;
+    if (tracer) {
+      const attrs: Attrs = { ...base, "db.operation.name": op };
+      if (OPERATIONS[op] !== "") attrs["db.stored_procedure.name"] = OPERATIONS[op];
+      try {
+        this.#span = tracer.startSpan(op, { kind: SPAN_KIND_CLIENT, attributes: attrs });
+      } catch {
+        this.#span = undefined;
+      }
+      if (this.#span?.isRecording()) this.#n = { trips: 0, steps: 0, pages: 0, inflight: 0 };
+    }
+  }
+
+  #recording(): boolean {
+    return this.#n !== undefined;
+  }
+
+  run<T>(fn: () => T): T {
+    return this.#n ? counting.run(this.#n, fn) : fn();
+  }
+
+  address(thread: string, ns: string, id: string): void {
+    if (!this.#recording()) return;
+    const attrs: Attrs = {};
+    if (thread !== "") {
+      attrs["redcheck.thread_id"] = thread;
+      attrs["gen_ai.conversation.id"] = thread;
+      attrs["redcheck.checkpoint_ns"] = ns;
+    }
+    if (id !== "") attrs["redcheck.checkpoint_id"] = id;
+    this.#span!.setAttributes(attrs);
+  }
+
+  set(attrs: Attrs): void {
+    if (this.#recording()) this.#span!.setAttributes(attrs);
+  }
+
+  step(metadata: unknown): void {
+    if (!this.#recording() || typeof metadata !== "object" || metadata === null) return;
+    const s = (metadata as { step?: unknown }).step;
+    if (typeof s === "number" && Number.isSafeInteger(s)) this.#span!.setAttribute("redcheck.step", s);
+    else if (typeof s === "bigint" && s >= BigInt(Number.MIN_SAFE_INTEGER) && s <= BigInt(Number.MAX_SAFE_INTEGER)) this.#span!.setAttribute("redcheck.step", Number(s));
+  }
+
+  pause(): void {
+    this.#pausedAt = performance.now();
+  }
+
+  resume(): void {
+    if (this.#pausedAt !== 0) this.#paused += performance.now() - this.#pausedAt;
+    this.#pausedAt = 0;
+  }
+
+  end(err?: unknown, failed = err !== undefined): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.resume();
+    const elapsed = (performance.now() - this.#start - this.#paused) / 1000;
+    let kind = "";
+    let status = "";
+    if (failed) {
+      kind = errorType(err);
+      status = redisStatus(err);
+    }
+    try {
+      this.#metrics(err, failed, kind, status, elapsed);
+    } catch {
+      // telemetry never fails the saver
+    }
+    const span = this.#span;
+    if (!span) return;
+    try {
+      if (this.#n) {
+        const attrs: Attrs = { "redcheck.round_trips": this.#n.trips, "redcheck.steps": this.#n.steps };
+        if (this.#op === "List") attrs["redcheck.pages"] = this.#n.pages;
+        if (failed) {
+          attrs["error.type"] = kind;
+          if (status !== "") attrs["db.response.status_code"] = status;
+          const message = quotesNoData(kind) ? messageOf(err) : withheld(kind);
+          span.recordException({ name: quotesNoData(kind) ? nameOf(err) : "RedcheckError", message });
+          span.setStatus({ code: STATUS_ERROR, message });
+        }
+        span.setAttributes(attrs);
+      }
+    } finally {
+      span.end();
+    }
+  }
+
+  #metrics(err: unknown, failed: boolean, kind: string, status: string, elapsed: number): void {
+    const m = this.#instruments;
+    if (!m) return;
+    const attrs: Attrs = { ...this.#base, "db.operation.name": this.#op };
+    if (!failed) {
+      m.duration.record(elapsed, attrs);
+      return;
+    }
+    attrs["error.type"] = kind;
+    if (status !== "") attrs["db.response.status_code"] = status;
+    m.duration.record(elapsed, attrs);
+    if (kind === KIND.dataLoss || kind === KIND.prefixReset) m.dataLoss.add(1, attrs);
+    if ((this.#op === "Put" || this.#op === "PutWrites") && refusal(err, kind)) m.refused.add(1, attrs);
+  }
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+function nameOf(err: unknown): string {
+  return err instanceof Error ? err.name : "Error";
+}
+
+/** withheld stands, in a span, for the message of an error that may quote a value (Go: redacted). */
+function withheld(kind: string): string {
+  return `redcheck: ${kind.replaceAll("_", " ").trim()} (the message is withheld: it may quote a value)`;
+}
+
+/** serverAttrs are server.address and server.port of a node-redis client with one address; none for a cluster. */
+export function serverAttrs(client: unknown, cluster: boolean): Attrs {
+  if (cluster) return {};
+  const socket = (client as { options?: { socket?: { host?: unknown; port?: unknown; path?: unknown } } } | null)?.options?.socket;
+  if (!socket) return {};
+  if (typeof socket.path === "string" && socket.path !== "") return { "server.address": socket.path };
+  if (typeof socket.host !== "string" || socket.host === "") return {};
+  const out: Attrs = { "server.address": socket.host };
+  if (typeof socket.port === "number" && Number.isInteger(socket.port)) out["server.port"] = socket.port;
+  return out;
+}

@@ -1,0 +1,361 @@
+// OpenTelemetry spans and metrics of RedcheckSaver (src/telemetry.ts), on
+// redis-server, with the SDK's in-memory exporter and a metric reader
+// collected by hand: every public operation's span and its attributes (the
+// Go saver's names, docs/observability.md), a lost key as data_loss, a
+// duration point per operation, no value, metadata value or pending write in
+// any span, event or metric, and a saver with no providers at all.
+import { JsonPlusSerializer, emptyCheckpoint, uuid6, type Checkpoint } from "@langchain/langgraph-checkpoint";
+import { SpanKind, SpanStatusCode, metrics, trace } from "@opentelemetry/api";
+import { DataPointType, MeterProvider, MetricReader, type ResourceMetrics } from "@opentelemetry/sdk-metrics";
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from "@opentelemetry/sdk-trace-base";
+import { createClient } from "redis";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { DataLossError, InvalidCheckpointError, PrefixResetError, RedcheckSaver, type RedcheckSaverOptions } from "../src/index.js";
+
+const url = inject("redisUrl");
+const client = createClient({ url });
+const run = Math.random().toString(36).slice(2, 8);
+let n = 0;
+const MARKER = "m4rk3r-0f-s3cr3t-data";
+
+beforeAll(async () => {
+  await client.connect();
+});
+afterAll(async () => {
+  await client.close();
+});
+
+class TestReader extends MetricReader {
+  protected override async onShutdown(): Promise<void> {}
+  protected override async onForceFlush(): Promise<void> {}
+}
+
+/** rig: a saver on a fresh prefix reporting to an in-memory span exporter and a metric reader. */
+function rig(o: RedcheckSaverOptions = {}) {
+  const exporter = new InMemorySpanExporter();
+  const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  const reader = new TestReader();
+  const meterProvider = new MeterProvider({ readers: [reader] });
+  const saver = new RedcheckSaver(client, { prefix: `tel-${run}-${n++}`, tracerProvider, meterProvider, ...o });
+  return {
+    saver,
+    spans: (): ReadableSpan[] => exporter.getFinishedSpans(),
+    reset: () => exporter.reset(),
+    metrics: async (): Promise<ResourceMetrics> => {
+      const { resourceMetrics, errors } = await reader.collect();
+      expect(errors).toEqual([]);
+      return resourceMetrics;
+    },
+  };
+}
+
+const md = (step: number, extra: Record<string, unknown> = {}) => ({ source: "loop" as const, step, parents: {}, ...extra });
+
+/** putOne puts a checkpoint of step on cfg's thread, with value "v" in channel a. */
+async function putOne(s: RedcheckSaver, cfg: any, step: number, value: unknown = step, extra: Record<string, unknown> = {}) {
+  const version = s.getNextVersion(step === 0 ? undefined : step);
+  const cp: Checkpoint = { ...emptyCheckpoint(), id: uuid6(step), channel_values: { a: value }, channel_versions: { a: version } };
+  return s.put(cfg, cp, md(step, extra), { a: version });
+}
+
+function byName(spans: ReadableSpan[], name: string): ReadableSpan[] {
+  return spans.filter((s) => s.name === name);
+}
+
+function one(spans: ReadableSpan[], name: string): ReadableSpan {
+  const got = byName(spans, name);
+  expect(got, `spans named ${name}`).toHaveLength(1);
+  return got[0]!;
+}
+
+interface Point {
+  metric: string;
+  unit: string;
+  attributes: Record<string, unknown>;
+  value: unknown;
+}
+
+function points(rm: ResourceMetrics): Point[] {
+  const out: Point[] = [];
+  for (const sm of rm.scopeMetrics) {
+    expect(sm.scope.name).toBe("github.com/graphstate/redcheck/redissaver");
+    for (const m of sm.metrics) {
+      for (const dp of m.dataPoints) {
+        out.push({ metric: m.descriptor.name, unit: m.descriptor.unit, attributes: dp.attributes as Record<string, unknown>, value: dp.value });
+      }
+      if (m.descriptor.name === "db.client.operation.duration") expect(m.dataPointType).toBe(DataPointType.HISTOGRAM);
+    }
+  }
+  return out;
+}
+
+describe("spans", () => {
+  it("every public operation has its span, kind client, with the Go saver's name and attributes", async () => {
+    const r = rig();
+    const s = r.saver;
+    const base = { configurable: { thread_id: "th-1", checkpoint_ns: "" } };
+    const c0 = await putOne(s, base, 0);
+    await s.putWrites(c0, [["a", "w"]], "task-1");
+    const c1 = await putOne(s, c0, 1, 1, { run_id: "run-1" });
+    expect(await s.getTuple(base)).toBeDefined();
+    expect(await s.getTuple({ configurable: { thread_id: "nobody" } })).toBeUndefined();
+    const listed = [];
+    for await (const t of s.list(base)) listed.push(t);
+    expect(listed).toHaveLength(2);
+    for await (const _ of s.list({ configurable: { thread_id: "th-1" } })) break; // the caller's break ends the span too
+    await s.getDeltaChannelHistory({ config: c1, channels: ["a"] });
+    await s.copyThread("th-1", "th-copy");
+    await s.prune(["th-copy"], "keep_latest");
+    await s.deleteForRuns(["run-1"]);
+    await s.deleteThread("th-copy");
+    await s.sweep();
+    expect(await s.reinitialize()).toBe(false);
+
+    const spans = r.spans();
+    for (const sp of spans) {
+      expect(sp.kind).toBe(SpanKind.CLIENT);
+      expect(sp.instrumentationScope.name).toBe("github.com/graphstate/redcheck/redissaver");
+      expect(sp.attributes["db.system.name"]).toBe("redis");
+      expect(sp.attributes["db.operation.name"]).toBe(sp.name);
+      expect(sp.attributes["redcheck.prefix"]).toBe(s.layout.prefix);
+      expect(sp.attributes["server.address"]).toBe("127.0.0.1");
+      expect(sp.attributes["server.port"]).toBe(Number(new URL(url).port));
+      expect(typeof sp.attributes["redcheck.round_trips"]).toBe("number");
+      expect(typeof sp.attributes["redcheck.steps"]).toBe("number");
+      expect(sp.status.code, sp.name).not.toBe(SpanStatusCode.ERROR);
+      expect(sp.attributes["error.type"]).toBeUndefined();
+    }
+    expect(new Set(spans.map((sp) => sp.name))).toEqual(new Set(["Put", "PutWrites", "GetTuple", "List", "DeltaChannelHistory", "CopyThread", "Prune",
+      "DeleteForRuns", "DeleteThread", "Sweep", "Reinitialize"]));
+
+    const puts = byName(spans, "Put");
+    expect(puts).toHaveLength(2);
+    expect(puts[1]!.attributes).toMatchObject({
+      "db.stored_procedure.name": "put.lua", "redcheck.thread_id": "th-1", "gen_ai.conversation.id": "th-1", "redcheck.checkpoint_ns": "",
+      "redcheck.checkpoint_id": c1.configurable!.checkpoint_id, "redcheck.step": 1, "redcheck.round_trips": 1, "redcheck.steps": 1,
+    });
+    expect(one(spans, "PutWrites").attributes).toMatchObject({
+      "db.stored_procedure.name": "put_writes.lua", "redcheck.thread_id": "th-1", "redcheck.checkpoint_id": c0.configurable!.checkpoint_id,
+    });
+    const gets = byName(spans, "GetTuple");
+    expect(gets).toHaveLength(2);
+    expect(gets[0]!.attributes).toMatchObject({
+      "db.stored_procedure.name": "get_tuple.lua", "redcheck.thread_id": "th-1", "redcheck.checkpoint_id": c1.configurable!.checkpoint_id,
+      "redcheck.step": 1, "redcheck.found": true,
+    });
+    expect(gets[1]!.attributes).toMatchObject({ "redcheck.found": false });
+    const lists = byName(spans, "List");
+    expect(lists).toHaveLength(2);
+    expect(lists[0]!.attributes).toMatchObject({ "db.stored_procedure.name": "list.lua", "redcheck.thread_id": "th-1", "redcheck.tuples": 2, "redcheck.pages": 1 });
+    expect(lists[1]!.attributes).toMatchObject({ "redcheck.tuples": 1 });
+    expect(one(spans, "DeltaChannelHistory").attributes).toMatchObject({
+      "db.stored_procedure.name": "delta_history.lua", "redcheck.thread_id": "th-1", "redcheck.checkpoint_id": c1.configurable!.checkpoint_id,
+      "redcheck.channel_count": 1,
+    });
+    const copy = one(spans, "CopyThread");
+    expect(copy.attributes).toMatchObject({ "redcheck.thread_id": "th-1", "redcheck.target_thread_id": "th-copy" });
+    expect(copy.attributes["db.stored_procedure.name"]).toBeUndefined();
+    expect(one(spans, "Prune").attributes).toMatchObject({
+      "db.stored_procedure.name": "prune.lua", "redcheck.thread_id": "th-copy", "redcheck.thread_count": 1, "redcheck.prune_strategy": "keep_latest",
+    });
+    expect(one(spans, "DeleteForRuns").attributes).toMatchObject({ "db.stored_procedure.name": "delete_runs.lua", "redcheck.run_count": 1 });
+    expect(one(spans, "DeleteThread").attributes).toMatchObject({ "db.stored_procedure.name": "delete_thread.lua", "redcheck.thread_id": "th-copy" });
+    const sweep = one(spans, "Sweep");
+    expect(sweep.attributes).toMatchObject({ "db.stored_procedure.name": "sweep.lua" });
+    expect(typeof sweep.attributes["redcheck.units"]).toBe("number");
+    expect(one(spans, "Reinitialize").attributes).toMatchObject({ "redcheck.reset": false });
+    // No nested spans: prune's and copyThread's inner deletes and reads are theirs.
+    expect(spans.every((sp) => sp.parentSpanContext === undefined)).toBe(true);
+  });
+
+  it("a lost checkpoint hash is data_loss: status ERROR, error.type, its message (keys and ids) kept, and counted", async () => {
+    const r = rig();
+    const s = r.saver;
+    const cfg = await putOne(s, { configurable: { thread_id: "lost" } }, 0);
+    const id = String(cfg.configurable!.checkpoint_id);
+    const keys = [];
+    for await (const k of client.scanIterator({ MATCH: `${s.layout.prefix}:*:cp:${id}`, COUNT: 1000 })) keys.push(...k);
+    expect(keys).toHaveLength(1);
+    await client.del(keys[0]!);
+    r.reset();
+    const err = await s.getTuple({ configurable: { thread_id: "lost" } }).catch((e) => e);
+    expect(err).toBeInstanceOf(DataLossError);
+    const sp = one(r.spans(), "GetTuple");
+    expect(sp.status.code).toBe(SpanStatusCode.ERROR);
+    expect(sp.status.message).toBe(err.message);
+    expect(sp.attributes["error.type"]).toBe("data_loss");
+    expect(sp.attributes["redcheck.found"]).toBeUndefined();
+    expect(sp.events.map((e) => e.name)).toEqual(["exception"]);
+    expect(sp.events[0]!.attributes!["exception.message"]).toBe(err.message);
+
+    const pts = points(await r.metrics());
+    const loss = pts.filter((p) => p.metric === "redcheck.client.data_loss");
+    expect(loss).toHaveLength(1);
+    expect(loss[0]!.unit).toBe("{detection}");
+    expect(loss[0]!.value).toBe(1);
+    expect(loss[0]!.attributes).toEqual({
+      "db.system.name": "redis", "db.operation.name": "GetTuple", "redcheck.prefix": s.layout.prefix, "error.type": "data_loss",
+      "server.address": "127.0.0.1", "server.port": Number(new URL(url).port),
+    });
+    const failed = pts.filter((p) => p.metric === "db.client.operation.duration" && p.attributes["error.type"] === "data_loss");
+    expect(failed).toHaveLength(1);
+  });
+
+  it("a prefix found emptied is prefix_reset: one span (no nested Reinitialize), counted as data loss and a refused write", async () => {
+    const r = rig();
+    const s = r.saver;
+    await putOne(s, { configurable: { thread_id: "before" } }, 0);
+    const keys = [];
+    for await (const k of client.scanIterator({ MATCH: `${s.layout.prefix}:*`, COUNT: 1000 })) keys.push(...k);
+    await client.del(keys);
+    r.reset();
+    const err = await putOne(s, { configurable: { thread_id: "after" } }, 0).catch((e) => e);
+    expect(err).toBeInstanceOf(PrefixResetError);
+    const spans = r.spans();
+    expect(spans.map((sp) => sp.name)).toEqual(["Put"]);
+    expect(spans[0]!.attributes["error.type"]).toBe("prefix_reset");
+    expect(spans[0]!.attributes["db.response.status_code"]).toBeUndefined();
+    expect(spans[0]!.status.code).toBe(SpanStatusCode.ERROR);
+    const pts = points(await r.metrics());
+    for (const m of ["redcheck.client.data_loss", "redcheck.client.refused_writes"]) {
+      const got = pts.filter((p) => p.metric === m);
+      expect(got, m).toHaveLength(1);
+      expect(got[0]!.attributes).toMatchObject({ "db.operation.name": "Put", "error.type": "prefix_reset" });
+    }
+  });
+
+  it("a refused put is invalid_checkpoint, its message withheld, and a refused write", async () => {
+    const r = rig();
+    const s = r.saver;
+    const cp = { ...emptyCheckpoint(), id: uuid6(0) };
+    const err = await s.put({ configurable: { thread_id: "bad" } }, cp, { source: "loop", step: "x" as unknown as number, parents: {} }, {}).catch((e) => e);
+    expect(err).toBeInstanceOf(InvalidCheckpointError);
+    const sp = one(r.spans(), "Put");
+    expect(sp.status.code).toBe(SpanStatusCode.ERROR);
+    expect(sp.attributes["error.type"]).toBe("invalid_checkpoint");
+    expect(sp.status.message).toContain("withheld");
+    expect(sp.events[0]!.attributes!["exception.message"]).toContain("withheld");
+    const refused = points(await r.metrics()).filter((p) => p.metric === "redcheck.client.refused_writes");
+    expect(refused).toHaveLength(1);
+    expect(refused[0]!.unit).toBe("{call}");
+    expect(refused[0]!.attributes).toMatchObject({ "db.operation.name": "Put", "error.type": "invalid_checkpoint" });
+  });
+});
+
+describe("metrics", () => {
+  it("one duration point (seconds) per operation, by db.operation.name, no thread", async () => {
+    const r = rig();
+    const s = r.saver;
+    const base = { configurable: { thread_id: "m-1" } };
+    const c0 = await putOne(s, base, 0);
+    await s.putWrites(c0, [["a", 1]], "t");
+    await s.getTuple(base);
+    await s.getTuple({ configurable: { thread_id: "m-none" } });
+    for await (const _ of s.list(base));
+    await s.getDeltaChannelHistory({ config: c0, channels: ["a"] });
+    await s.copyThread("m-1", "m-2");
+    await s.prune(["m-2"], "delete");
+    await s.deleteForRuns(["r"]);
+    await s.deleteThread("m-1");
+    await s.sweep();
+    await s.reinitialize();
+    const pts = points(await r.metrics()).filter((p) => p.metric === "db.client.operation.duration");
+    const count = (op: string) => pts.filter((p) => p.attributes["db.operation.name"] === op).reduce((a, p) => a + (p.value as { count: number }).count, 0);
+    for (const [op, want] of Object.entries({ Put: 1, PutWrites: 1, GetTuple: 2, List: 1, DeltaChannelHistory: 1, CopyThread: 1, Prune: 1, DeleteForRuns: 1,
+      DeleteThread: 1, Sweep: 1, Reinitialize: 1 })) {
+      expect(count(op), op).toBe(want);
+    }
+    for (const p of pts) {
+      expect(p.unit).toBe("s");
+      expect(p.attributes["error.type"]).toBeUndefined();
+      expect(Object.keys(p.attributes).sort()).toEqual(["db.operation.name", "db.system.name", "redcheck.prefix", "server.address", "server.port"]);
+      expect((p.value as { sum: number }).sum).toBeLessThan(10);
+    }
+    // Prune with "delete" deletes in its own span, not in DeleteThread spans.
+    expect(byName(r.spans(), "DeleteThread")).toHaveLength(1);
+  });
+});
+
+describe("privacy", () => {
+  it("a marker written as a value, as metadata and as a pending write, and in refused calls, is in no span, event or metric", async () => {
+    // A serializer that refuses one value, quoting it, as a serializer's complaint may.
+    const json = new JsonPlusSerializer();
+    const serde = {
+      dumpsTyped: async (v: unknown) => {
+        if (typeof v === "object" && v !== null && (v as { refuse?: unknown }).refuse !== undefined) throw new Error(`cannot serialize ${JSON.stringify(v)}`);
+        return json.dumpsTyped(v);
+      },
+      loadsTyped: (t: string, d: Uint8Array | string) => json.loadsTyped(t, d),
+    };
+    const r = rig({ serde });
+    const s = r.saver;
+    const base = { configurable: { thread_id: "th-data" } };
+    const c0 = await putOne(s, base, 0, MARKER, { note: MARKER, nested: { k: MARKER } });
+    await s.putWrites(c0, [["msgs", MARKER], ["x", { k: MARKER }]], "task");
+    const c1 = await putOne(s, c0, 1, { deep: [MARKER] });
+    const got = await s.getTuple(base);
+    expect(JSON.stringify(got?.checkpoint.channel_values)).toContain(MARKER);
+    await s.getTuple(c0);
+    for await (const _ of s.list(base, { filter: { note: MARKER } }));
+    await s.getDeltaChannelHistory({ config: c1, channels: ["a", "msgs"] });
+    // Refused: a step that quotes the marker, a value the serializer refuses quoting it, a filter not JSON.
+    const bad = { ...emptyCheckpoint(), id: uuid6(5) };
+    const e1 = await s.put(c1, bad, { source: "loop", step: MARKER as unknown as number, parents: {} }, {}).catch((e) => e);
+    expect(String(e1)).toContain(MARKER);
+    const e2 = await s.putWrites(c1, [["c", { refuse: MARKER }]], "t2").catch((e) => e);
+    expect(String(e2)).toContain(MARKER);
+    const e3 = await putOne(s, c1, 2, { refuse: MARKER }).catch((e) => e);
+    expect(String(e3)).toContain(MARKER);
+
+    const spans = r.spans();
+    expect(spans.length).toBeGreaterThanOrEqual(9);
+    expect(spans.filter((sp) => sp.status.code === SpanStatusCode.ERROR)).toHaveLength(3);
+    for (const sp of spans) {
+      const text = JSON.stringify({ name: sp.name, status: sp.status, attributes: sp.attributes, events: sp.events, links: sp.links });
+      expect(text, `span ${sp.name}`).not.toContain(MARKER);
+    }
+    const rm = await r.metrics();
+    const text = JSON.stringify(rm.scopeMetrics.map((sm) => sm.metrics.map((m) => ({ d: m.descriptor, p: m.dataPoints.map((dp) => dp.attributes) }))));
+    expect(text).not.toContain(MARKER);
+    const refused = points(rm).filter((p) => p.metric === "redcheck.client.refused_writes");
+    expect(refused.reduce((a, p) => a + (p.value as number), 0)).toBe(3);
+  });
+});
+
+describe("no providers", () => {
+  it("works with none given and no global SDK: nothing reported, nothing fails", async () => {
+    // The global providers are the API's no-ops (no SDK registered in this test file).
+    expect(trace.getTracerProvider().getTracer("x").startSpan("y").isRecording()).toBe(false);
+    const s = new RedcheckSaver(client, { prefix: `tel-${run}-${n++}` });
+    const base = { configurable: { thread_id: "plain" } };
+    const c0 = await putOne(s, base, 0, "v");
+    await s.putWrites(c0, [["a", "w"]], "task");
+    expect((await s.getTuple(base))?.checkpoint.channel_values).toEqual({ a: "v" });
+    const all = [];
+    for await (const t of s.list(base)) all.push(t);
+    expect(all).toHaveLength(1);
+    await expect(s.put(base, { ...emptyCheckpoint(), id: uuid6(3) }, { ...md(1), step: "x" as unknown as number }, {})).rejects.toThrow(InvalidCheckpointError);
+    await s.deleteThread("plain");
+    expect(await s.getTuple(base)).toBeUndefined();
+    expect(await s.sweep()).toBeGreaterThanOrEqual(0);
+  });
+
+  it("reports to the global providers once an SDK registers them, after the saver was made", async () => {
+    const s = new RedcheckSaver(client, { prefix: `tel-${run}-${n++}` });
+    await s.setup();
+    const exporter = new InMemorySpanExporter();
+    const reader = new TestReader();
+    const ok = trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }));
+    const okm = metrics.setGlobalMeterProvider(new MeterProvider({ readers: [reader] }));
+    try {
+      expect(ok && okm).toBe(true);
+      await putOne(s, { configurable: { thread_id: "g" } }, 0);
+      expect(exporter.getFinishedSpans().map((sp) => sp.name)).toEqual(["Put"]);
+      const { resourceMetrics } = await reader.collect();
+      expect(points(resourceMetrics).filter((p) => p.metric === "db.client.operation.duration")).toHaveLength(1);
+    } finally {
+      trace.disable();
+      metrics.disable();
+    }
+  });
+});
