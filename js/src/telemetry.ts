@@ -120,7 +120,7 @@ const KIND = {
 } as const;
 
 const NETWORK_ERRORS = new Set(["SocketClosedUnexpectedlyError", "ClientClosedError", "ClientOfflineError", "ConnectionTimeoutError",
-  "SocketTimeoutError", "ReconnectStrategyError", "DisconnectsClientError"]);
+  "SocketTimeoutError", "ReconnectStrategyError", "DisconnectsClientError", "RootNodesUnavailableError"]);
 const NETWORK_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN"]);
 const ERROR_CODES = new Set(["DATALOSS", "NOTFOUND", "INVALID_CHECKPOINT", "INVALID_CONFIG", "CORRUPT"]);
 const REDIS_REPLIES = new Set(["ErrorReply", "SimpleError", "BlobError", "MultiErrorReply"]);
@@ -164,7 +164,7 @@ export function errorType(err: unknown): string {
   for (const e of chain(err)) {
     const n = ctorName(e);
     if (n === "AbortError" || (e as Error)?.name === "AbortError") return KIND.canceled;
-    if (n === "TimeoutError" || n === "CommandTimeoutDuringMaintenanceError" || (e as Error)?.name === "TimeoutError") return KIND.deadline;
+    if (n === "TimeoutError" || n === "CommandTimeoutDuringMaintenanceError" || n === "SocketTimeoutDuringMaintenanceError" || (e as Error)?.name === "TimeoutError") return KIND.deadline;
     if (NETWORK_ERRORS.has(n) || NETWORK_CODES.has(String((e as { code?: unknown })?.code ?? ""))) return KIND.network;
   }
   return KIND.other;

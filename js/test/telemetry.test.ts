@@ -8,9 +8,12 @@ import { JsonPlusSerializer, emptyCheckpoint, uuid6, type Checkpoint } from "@la
 import { SpanKind, SpanStatusCode, metrics, trace } from "@opentelemetry/api";
 import { DataPointType, MeterProvider, MetricReader, type ResourceMetrics } from "@opentelemetry/sdk-metrics";
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from "@opentelemetry/sdk-trace-base";
-import { createClient } from "redis";
+import { AbortError, ErrorReply, SocketClosedUnexpectedlyError, TimeoutError, createClient } from "redis";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { DataLossError, InvalidCheckpointError, PrefixResetError, RedcheckSaver, type RedcheckSaverOptions } from "../src/index.js";
+import { CorruptError, DataLossError, InvalidCheckpointError, InvalidConfigError, NotFoundError, PrefixResetError, RedcheckSaver,
+  type RedcheckSaverOptions } from "../src/index.js";
+import { scriptError } from "../src/errors.js";
+import { errorType, redisStatus } from "../src/telemetry.js";
 
 const url = inject("redisUrl");
 const client = createClient({ url });
@@ -239,6 +242,32 @@ describe("spans", () => {
     expect(refused).toHaveLength(1);
     expect(refused[0]!.unit).toBe("{call}");
     expect(refused[0]!.attributes).toMatchObject({ "db.operation.name": "Put", "error.type": "invalid_checkpoint" });
+  });
+});
+
+describe("error kinds", () => {
+  it("map the client's errors as the Go saver maps its own", () => {
+    const cases: [unknown, string, string][] = [
+      [new PrefixResetError("x"), "prefix_reset", ""],
+      [scriptError("get tuple", new ErrorReply("DATALOSS checkpoint k")), "data_loss", ""],
+      [new InvalidCheckpointError("x"), "invalid_checkpoint", ""],
+      [new InvalidConfigError("x"), "invalid_config", ""],
+      [new NotFoundError("x"), "not_found", ""],
+      [new CorruptError("x"), "corrupt", ""],
+      [scriptError("put", new ErrorReply("OOM command not allowed when used memory > 'maxmemory'.")), "OOM", "OOM"],
+      [new ErrorReply("READONLY You can't write against a read only replica."), "READONLY", "READONLY"],
+      [scriptError("put", new ErrorReply("user_script:1: oops")), "ERR", "ERR"],
+      [scriptError("put", new SocketClosedUnexpectedlyError()), "network", ""],
+      [Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:1"), { code: "ECONNREFUSED" }), "network", ""],
+      [new TimeoutError("Command timeout"), "deadline_exceeded", ""],
+      [new AbortError(), "canceled", ""],
+      [new Error("anything"), "_OTHER", ""],
+      ["a string", "_OTHER", ""],
+    ];
+    for (const [err, kind, status] of cases) {
+      expect(errorType(err), String(err)).toBe(kind);
+      expect(redisStatus(err), String(err)).toBe(status);
+    }
   });
 });
 
