@@ -43,10 +43,17 @@ func gauge(t *testing.T, rm metricdata.ResourceMetrics, name string) (v int64, p
 // lease ran out until Sweep retires them; both go once unregistered.
 func TestGauges(t *testing.T) { forTiers(t, gauges) }
 
+// TestGaugesCluster: the same on a Redis Cluster, where one collection's
+// pipeline goes to every master (REDCHECK_CLUSTER=1).
+func TestGaugesCluster(t *testing.T) {
+	redistest.RequireCluster(t)
+	gauges(t, redistest.StartCluster(t, 3, 0).Client(t))
+}
+
 func gauges(t *testing.T, rdb redis.UniversalClient) {
 	ctx := context.Background()
 	cut := &cutter{}
-	rdb.(*redis.Client).AddHook(cut)
+	rdb.(interface{ AddHook(redis.Hook) }).AddHook(cut)
 	r := newTelRig(t, rdb, redissaver.Options{Shards: 2})
 	prefix := keys.Of(r.s).Prefix()
 	reg, err := r.s.RegisterGauges()

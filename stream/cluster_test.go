@@ -37,6 +37,7 @@ func TestStreamsCluster(t *testing.T) {
 		"since_trimmed":             subscribeSinceTrimmed,
 		"gap_model":                 gapModel,
 		"consume_gap_model":         consumeGapModel,
+		"consume_lag":               consumeLag,
 	} {
 		t.Run(name, func(t *testing.T) { body(t, c.Client(t)) })
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/graphstate/redcheck/internal/redistest"
 	"github.com/graphstate/redcheck/redissaver"
 	"github.com/graphstate/redcheck/stream"
+	"github.com/redis/go-redis/v9"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 )
@@ -53,8 +54,9 @@ func lagPoints(t *testing.T, reader *sdkmetric.ManualReader, group string) map[s
 // no point once Consume returns. A consumer of one thread's stream reports
 // its point without the stream's name. Real Redis only: miniredis's XINFO
 // GROUPS gives the stream's length as the lag.
-func TestConsumeLag(t *testing.T) {
-	rdb := redistest.Real(t)
+func TestConsumeLag(t *testing.T) { consumeLag(t, redistest.Real(t)) }
+
+func consumeLag(t *testing.T, rdb redis.UniversalClient) {
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
