@@ -84,7 +84,10 @@
 // Redis error's prefix). A GetTuple that finds nothing is no failure
 // (redcheck.found=false). The metrics are db.client.operation.duration
 // (s), redcheck.client.data_loss and redcheck.client.refused_writes, with
-// the operation and the error kind, never a thread. With Options.Logger,
+// the operation and the error kind, never a thread. Saver.RegisterGauges
+// adds, until its registration is unregistered, the gauges
+// redcheck.reclaim.backlog and redcheck.threads.expired: the prefix's
+// garbage, read at each collection. With Options.Logger,
 // lost data is logged at Warn and a prefix reset at Error; nothing else.
 // No span, metric or log holds a channel value, a pending write or a
 // metadata value. Options.TracerProvider and Options.MeterProvider default
