@@ -64,13 +64,16 @@ interface ApiLike {
 // The global API, loaded once, at the first saver that needs it; undefined when the package is not installed.
 let api: ApiLike | undefined;
 let apiLoading: Promise<void> | undefined;
+let apiLoaded = false;
 function loadApi(): Promise<void> {
   apiLoading ??= import("@opentelemetry/api").then(
     (m) => {
       api = ((m as { default?: ApiLike }).default ?? m) as ApiLike;
+      apiLoaded = true;
     },
     () => {
       api = undefined;
+      apiLoaded = true;
     },
   );
   return apiLoading;
@@ -251,7 +254,11 @@ export class Telemetry {
     this.#tracerProvider = opts.tracerProvider;
     this.#meterProvider = opts.meterProvider;
     this.#base = { "db.system.name": "redis", "redcheck.prefix": prefix, ...server };
-    if (!this.#tracerProvider || !this.#meterProvider) this.#ready = loadApi();
+    if ((!this.#tracerProvider || !this.#meterProvider) && !apiLoaded) {
+      this.#ready = loadApi().then(() => {
+        this.#ready = undefined;
+      });
+    }
   }
 
   #tracerNow(): TracerLike | undefined {
