@@ -1,10 +1,6 @@
 package redissaver
 
 import (
-	"strconv"
-
-	"strings"
-
 	"github.com/graphstate/redcheck/internal/codec"
 )
 
@@ -27,28 +23,6 @@ const (
 	// checkpoints and no values hash lost it. No blob field is "#".
 	valuesMarker = "#"
 )
-
-// writeField names a pending write in the checkpoint hash:
-// "w:" len(task) ":" task ":" idx. The length makes it injective.
-func writeField(taskID string, idx int) string {
-	return prefixWrite + strconv.Itoa(len(taskID)) + ":" + taskID + ":" + strconv.Itoa(idx)
-}
-
-func parseWriteField(f string) (taskID string, idx int, ok bool) {
-	rest, ok := strings.CutPrefix(f, prefixWrite)
-	if !ok {
-		return "", 0, false
-	}
-	n, rest, ok := cutLen(rest)
-	if !ok || len(rest) < n+1 || rest[n] != ':' {
-		return "", 0, false
-	}
-	idx, err := strconv.Atoi(rest[n+1:])
-	if err != nil {
-		return "", 0, false
-	}
-	return rest[:n], idx, true
-}
 
 // pack, unpack and cutLen are the shared length-prefixed encodings
 // (functions, not variables holding them: the arguments of a call through a

@@ -2,6 +2,7 @@ package redissaver
 
 import (
 	"errors"
+	"github.com/graphstate/redcheck/internal/codec"
 	"testing"
 
 	"github.com/graphstate/redcheck/checkpoint"
@@ -12,9 +13,9 @@ func TestWriteField(t *testing.T) {
 		task string
 		idx  int
 	}{{"task", 0}, {"t:1:2", -3}, {"", 7}, {"12:x", 10}} {
-		task, idx, ok := parseWriteField(writeField(tc.task, tc.idx))
+		task, idx, ok := codec.ParseWriteField(codec.WriteField(tc.task, tc.idx))
 		if !ok || task != tc.task || idx != tc.idx {
-			t.Errorf("parseWriteField(writeField(%q, %d)) = %q, %d, %v", tc.task, tc.idx, task, idx, ok)
+			t.Errorf("codec.ParseWriteField(codec.WriteField(%q, %d)) = %q, %d, %v", tc.task, tc.idx, task, idx, ok)
 		}
 	}
 }
@@ -58,8 +59,8 @@ func FuzzDecodeStored(f *testing.F) {
 // a shorter history.
 func TestDecodeHistoryMalformed(t *testing.T) {
 	s := fuzzSaver(t)
-	f, v := writeField("task", 0), pack("ch", "", "msgpack", "\xa1x")
-	if h, err := s.decodeHistory(nil, false, [][]any{{int64(1), f, v}, {int64(2), f, v, writeField("task", 1), v}}); err != nil || len(h.Writes) != 3 {
+	f, v := codec.WriteField("task", 0), pack("ch", "", "msgpack", "\xa1x")
+	if h, err := s.decodeHistory(nil, false, [][]any{{int64(1), f, v}, {int64(2), f, v, codec.WriteField("task", 1), v}}); err != nil || len(h.Writes) != 3 {
 		t.Fatalf("well-formed lists: %v, %d writes", err, len(h.Writes))
 	}
 	for name, segs := range map[string][][]any{

@@ -125,7 +125,7 @@ type storedWrite struct {
 }
 
 func (s *Saver) decodeWrite(field, stored string) (storedWrite, error) {
-	task, idx, ok := parseWriteField(field)
+	task, idx, ok := codec.ParseWriteField(field)
 	if !ok {
 		return storedWrite{}, corrupt("write field %q", field)
 	}

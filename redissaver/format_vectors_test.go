@@ -227,7 +227,7 @@ func buildFieldsDoc(t *testing.T) fieldsDoc {
 		{"タスク", "x", 1},
 	} {
 		idx := checkpoint.WriteIndex(w.ch, w.pos)
-		doc.WriteFields = append(doc.WriteFields, writeFieldVec{TaskID: formatvec.B(w.task), Channel: w.ch, Position: w.pos, Index: idx, Field: formatvec.B(writeField(w.task, idx))})
+		doc.WriteFields = append(doc.WriteFields, writeFieldVec{TaskID: formatvec.B(w.task), Channel: w.ch, Position: w.pos, Index: idx, Field: formatvec.B(codec.WriteField(w.task, idx))})
 	}
 	for _, parts := range [][]string{
 		{"a"},
@@ -638,7 +638,7 @@ func buildCheckpointDoc(t *testing.T) cpDoc {
 				t.Fatal(err)
 			}
 			val := pack(w.Channel, path, typ, string(data))
-			wf = append(wf, writeField(task, checkpoint.WriteIndex(w.Channel, i)), val)
+			wf = append(wf, codec.WriteField(task, checkpoint.WriteIndex(w.Channel, i)), val)
 			names = append(names, w.Channel)
 			if opts.Events.IncludeValues && len(val) <= s.opts.Events.MaxValueBytes {
 				ev = append(ev, "v:"+strconv.Itoa(i), val)

@@ -2,6 +2,7 @@ package redissaver
 
 import (
 	"context"
+	"github.com/graphstate/redcheck/internal/codec"
 
 	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/graphstate/redcheck/internal/keys"
@@ -72,7 +73,7 @@ func (s *Saver) PutWrites(ctx context.Context, cfg checkpoint.Config, writes []c
 		if idx < 0 {
 			mode = "o"
 		}
-		args = append(args, writeField(taskID, idx), pack(w.Channel, taskPath, s.storedValue(typ, data)), mode, w.Channel)
+		args = append(args, codec.WriteField(taskID, idx), pack(w.Channel, taskPath, s.storedValue(typ, data)), mode, w.Channel)
 	}
 	keyList := []string{s.layout.Head(th), s.layout.Threads(shard), s.layout.Events(th), s.layout.Feed(shard)}
 	if err := s.run(ctx, scriptrun.PutWrites, keyList, args...).Err(); err != nil {

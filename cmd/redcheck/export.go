@@ -11,7 +11,6 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -305,7 +304,7 @@ func exportedLine(t *checkpoint.Tuple, raw map[string]string, versions map[strin
 	l.Metadata = md
 
 	for f, v := range raw {
-		task, idx, ok := parseWriteField(f)
+		task, idx, ok := codec.ParseWriteField(f)
 		if !ok {
 			continue
 		}
@@ -339,22 +338,4 @@ func exportedLine(t *checkpoint.Tuple, raw map[string]string, versions map[strin
 		return nil, err
 	}
 	return l, nil
-}
-
-// parseWriteField parses a pending write's field of a checkpoint hash,
-// "w:" len(task) ":" task ":" index (docs/storage-format.md).
-func parseWriteField(f string) (task string, idx int, ok bool) {
-	rest, ok := strings.CutPrefix(f, "w:")
-	if !ok {
-		return "", 0, false
-	}
-	n, rest, ok := codec.CutLen(rest)
-	if !ok || len(rest) < n+1 || rest[n] != ':' {
-		return "", 0, false
-	}
-	idx, err := strconv.Atoi(rest[n+1:])
-	if err != nil {
-		return "", 0, false
-	}
-	return rest[:n], idx, true
 }

@@ -103,3 +103,26 @@ func SplitNames(s string) ([]string, bool) {
 	}
 	return out, true
 }
+
+// WriteField names a pending write in a checkpoint hash (docs/storage-format.md):
+// "w:" len(task) ":" task ":" idx. The length makes it injective.
+func WriteField(taskID string, idx int) string {
+	return "w:" + strconv.Itoa(len(taskID)) + ":" + taskID + ":" + strconv.Itoa(idx)
+}
+
+// ParseWriteField reverses WriteField; ok is false for any other field.
+func ParseWriteField(f string) (taskID string, idx int, ok bool) {
+	rest, ok := strings.CutPrefix(f, "w:")
+	if !ok {
+		return "", 0, false
+	}
+	n, rest, ok := CutLen(rest)
+	if !ok || len(rest) < n+1 || rest[n] != ':' {
+		return "", 0, false
+	}
+	idx, err := strconv.Atoi(rest[n+1:])
+	if err != nil {
+		return "", 0, false
+	}
+	return rest[:n], idx, true
+}
