@@ -186,8 +186,8 @@ func (s *Saver) migratePendingSends(t *checkpoint.Tuple, extra any) error {
 }
 
 // storedVersion is the version a checkpoint's "c:" field names: the field's
-// value up to its first byte 0 (after which a staged value's call token
-// follows; docs/storage-format.md).
+// value up to its first byte 0 (versions hold none; a field written by a
+// format-2 staged Put carried a call token after it).
 func storedVersion(v string) string {
 	if i := strings.IndexByte(v, 0); i >= 0 {
 		return v[:i]

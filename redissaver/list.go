@@ -321,7 +321,7 @@ func pageItems(q checkpoint.ListQuery, mode, gen string, raw []any) ([]cpReply, 
 		if d.err != nil {
 			return nil, d.err
 		}
-		it := cpReply{gen: gen, remember: gen != "", flat: parts[1], values: parts[2], extra: parts[3]}
+		it := cpReply{gen: gen, flat: parts[1], values: parts[2], extra: parts[3]}
 		var err error
 		if it.id, it.thread, it.ns, it.gen, err = parseMember(q, mode, gen, member); err != nil {
 			return nil, err

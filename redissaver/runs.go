@@ -28,9 +28,7 @@ const runBudget = 64
 // Cut off, the call leaves a state readers handle (some checkpoints of the
 // runs deleted, some values not yet removed); repeat it to finish: it is
 // idempotent. Empty and unknown run IDs are no-ops; run IDs longer than
-// keys.MaxRunIDLen cannot have been indexed and are ignored. The saver
-// forgets what it predicted of every thread it deleted checkpoints of (its
-// next read of one predicts nothing: one round trip).
+// keys.MaxRunIDLen cannot have been indexed and are ignored.
 func (s *Saver) DeleteForRuns(ctx context.Context, runIDs []string) (err error) {
 	ctx, call := s.begin(ctx, opDeleteForRuns)
 	defer func() { call.end(err) }()

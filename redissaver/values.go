@@ -15,7 +15,6 @@ import (
 // Lua, for readValues) and its parent's writes.
 type cpReply struct {
 	id, thread, ns, gen string
-	remember            bool // a listed checkpoint a GetTuple of it by id may predict (modes ns and thread)
 	flat, values, extra any
 }
 

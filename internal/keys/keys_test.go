@@ -26,7 +26,6 @@ func TestKeyStrings(t *testing.T) {
 		{"thread base", l.ThreadBase("thread-1"), base + "t:thread-1"},
 		{"meta", l.Meta(), "redcheck:meta"},
 		{"gc", l.GC(2), "redcheck:{2}:gc"},
-		{"stage", l.Stage(4, "abcdefgh23456"), "redcheck:{4}:stage:abcdefgh23456"},
 		{"head", l.Head("thread-1"), base + "t:thread-1"},
 		{"namespaces", l.Namespaces("thread-1", "g2"), base + "t:thread-1:g:g2:ns"},
 		{"thread index", l.ThreadIndex("thread-1", "g2"), base + "t:thread-1:g:g2:idx"},

@@ -82,12 +82,6 @@ func (l Layout) Run(n int, runID string) string { return l.ShardBase(n) + "run:"
 // they may be reclaimed.
 func (l Layout) GC(n int) string { return l.ShardBase(n) + "gc" }
 
-// Stage is the shard's stage key of a Put with call token token: the
-// values of a new thread's first Put, staged by a plain HSET (with a TTL)
-// for the generation the Put proposes; put.lua renames it to that
-// generation's values hash, or deletes it.
-func (l Layout) Stage(n int, token string) string { return l.ShardBase(n) + "stage:" + token }
-
 // ThreadBase is the start of every key of a thread, and the thread's head
 // hash itself: "P:{n}:t:T", with fields "g" (the current generation) and
 // "exp" (the lease deadline, Unix ms; 0 for no TTL).

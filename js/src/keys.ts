@@ -146,10 +146,6 @@ export class Layout {
   shard(threadID: Bytes): number {
     return fnv32a(threadID) % this.shards;
   }
-  /** stage is the shard's stage key of a Put with call token token (docs/storage-format.md). */
-  stage(n: number, token: string): string {
-    return this.shardBase(n) + "stage:" + token;
-  }
 
   shardBase(n: number): string {
     return `${this.prefix}:{${n}}:`;

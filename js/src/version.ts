@@ -19,8 +19,8 @@ export function versionToStore(v: string | number): string {
 
 /**
  * storedVersion is the version a checkpoint's "c:" field names: its value up
- * to the first byte 0, after which the call token of the Put that staged the
- * value follows (docs/storage-format.md, "Writing a checkpoint").
+ * to the first byte 0 (versions hold none; a field written by a format-2
+ * staged Put carried a call token after it).
  */
 export function storedVersion(field: Buffer): string {
   const zero = field.indexOf(0);
