@@ -60,6 +60,20 @@
 // Beyond Saver, a saver may implement RunDeleter, ThreadCopier, Pruner and
 // DeltaHistorian; callers discover them with a type assertion.
 //
+// # Encryption at rest
+//
+// A Keyring holds AES-256 keys named by key ids, one of them current
+// (NewKeyring from bytes, NewKeyringFunc from a function a key management
+// service serves). Given to a saver (redissaver.Options.Encryption), a
+// stream consumer or a store, it seals every stored value with AES-256-GCM,
+// bound to its place (prefix, thread, namespace, channel and version, or the
+// pending write's checkpoint, task and index): a value altered, moved by
+// hand to another place, sealed with a key the ring lacks, or stored in the
+// clear where encryption is required reads as ErrDecrypt, never as state.
+// The format is in docs/storage-format.md ("Encrypted values"), the
+// operation (enabling, rotating, what stays in the clear) in
+// docs/operations.md ("Encryption at rest").
+//
 // # Conformance
 //
 // Package checkpointtest holds the conformance kit: every case of the

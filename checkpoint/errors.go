@@ -1,6 +1,9 @@
 package checkpoint
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // The error set of the module: every error a redcheck package returns wraps
 // one of these sentinels (or is a Redis error), and each package's own
@@ -33,4 +36,15 @@ var (
 	// state; the error's message names what is missing. Expiry by TTL is not
 	// loss: an expired thread reads as ErrNotFound.
 	ErrDataLoss = errors.New("checkpoint: data loss")
+
+	// ErrDecrypt is returned, with encryption at rest on (a Keyring), for
+	// a stored value that cannot be opened: one altered (a flipped bit),
+	// moved from another place (another thread, namespace, channel,
+	// version, checkpoint, task or write index), sealed with a key id the
+	// keyring does not hold, or malformed; and for a plaintext value read
+	// by a saver that requires encryption (without its migration option).
+	// A saver never answers such a value as state. Its message names the
+	// place and the key id, never a byte of the value. It wraps
+	// ErrSerialization.
+	ErrDecrypt = fmt.Errorf("checkpoint: cannot decrypt a stored value: %w", ErrSerialization)
 )
