@@ -71,7 +71,7 @@ func (s *Saver) CopyThread(ctx context.Context, sourceThreadID, targetThreadID s
 	count, err := s.copyNamespaces(ctx, src, dst, namespaces)
 	if err == nil && count > 0 {
 		err = dst.step(ctx, append([]any{"commit", s.opts.ttlMillis(), count},
-			s.eventSpec(evType, "thread_copied", evThread, keys.Encode(targetThreadID), evSourceTh, keys.Encode(sourceThreadID))...)...)
+			s.eventSpec(ctx, evType, "thread_copied", evThread, keys.Encode(targetThreadID), evSourceTh, keys.Encode(sourceThreadID))...)...)
 	}
 	if err != nil || count == 0 {
 		// The staging generation is reclaimed now rather than after the grace.

@@ -41,7 +41,7 @@ func (s *Saver) deleteThread(ctx context.Context, threadID string) error {
 	if err := keys.ValidateThreadID(threadID); err != nil {
 		return invalidConfig("%v", err)
 	}
-	c := s.threadCall(threadID, evType, "thread_deleted", evThread, keys.Encode(threadID))
+	c := s.threadCall(ctx, threadID, evType, "thread_deleted", evThread, keys.Encode(threadID))
 	res, err := s.run(ctx, scriptrun.DeleteThread, c.keys, c.args...).Slice()
 	if err != nil {
 		return scriptErr("delete thread", err)

@@ -31,7 +31,7 @@ func TestPutWritesEventMaxlen(t *testing.T) {
 			keyList := []string{l.Head("maxlen"), l.Threads(shard), l.Events("maxlen"), l.Feed(shard)}
 			call := func(maxlen, token string, idx int) error {
 				args := []any{l.ShardBase(shard), keys.Encode("maxlen"), keys.Encode(""), cfg.CheckpointID, 0, -1, 0, 0, token,
-					maxlen, 10, "task", fmt.Sprintf("w:4:task:%d", idx), "1:a0:4:json1", "n", "a"}
+					maxlen, 10, "task", 0, fmt.Sprintf("w:4:task:%d", idx), "1:a0:4:json1", "n", "a"}
 				return scriptrun.Run(ctx, rdb, scriptrun.PutWrites, keyList, args...).Err()
 			}
 			events := rdb.XLen(ctx, l.Events("maxlen")).Val()

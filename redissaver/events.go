@@ -1,12 +1,14 @@
 package redissaver
 
 import (
+	"context"
 	"slices"
 	"time"
 
 	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/graphstate/redcheck/internal/codec"
 	"github.com/graphstate/redcheck/internal/keys"
+	"github.com/graphstate/redcheck/internal/tracectx"
 )
 
 // Defaults of Events.
@@ -118,15 +120,37 @@ func (s *Saver) eventBounds() (maxlen, feedMaxlen int64) {
 }
 
 // eventSpec is the event part of a script's ARGV: eventBounds, the number
-// of pairs, then the pairs.
-func (s *Saver) eventSpec(fields ...string) []any {
+// of pairs, then the pairs: fields, and the trace context of ctx's span
+// when it has a valid one (traceparent, tracestate; tracectx.Fields).
+func (s *Saver) eventSpec(ctx context.Context, fields ...string) []any {
 	maxlen, feedMaxlen := s.eventBounds()
 	if maxlen == 0 {
 		return []any{0, 0, 0}
 	}
-	out := make([]any, 0, 3+len(fields))
-	out = append(out, maxlen, feedMaxlen, len(fields)/2)
+	trace := tracectx.Fields(ctx)
+	out := make([]any, 0, 3+len(fields)+len(trace))
+	out = append(out, maxlen, feedMaxlen, (len(fields)+len(trace))/2)
 	for _, f := range fields {
+		out = append(out, f)
+	}
+	for _, f := range trace {
+		out = append(out, f)
+	}
+	return out
+}
+
+// traceArgs is the trace context part of the ARGV of put_writes.lua and
+// delete_runs.lua, which build their events: the number of pairs, then
+// the pairs (tracectx.Fields); just 0 when ctx's span context is not
+// valid, or events are off.
+func (s *Saver) traceArgs(ctx context.Context) []any {
+	if s.opts.Events.Disabled {
+		return []any{0}
+	}
+	trace := tracectx.Fields(ctx)
+	out := make([]any, 0, 1+len(trace))
+	out = append(out, len(trace)/2)
+	for _, f := range trace {
 		out = append(out, f)
 	}
 	return out

@@ -20,7 +20,10 @@ import (
 	"github.com/graphstate/redcheck/internal/formatvec"
 	"github.com/graphstate/redcheck/internal/keys"
 	"github.com/graphstate/redcheck/internal/redistest"
+	"github.com/graphstate/redcheck/internal/tracectx"
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 )
 
 // The storage-format vectors of the saver's fields and checkpoints
@@ -425,7 +428,12 @@ type cpInput struct {
 	Namespace     string `json:"namespace"`
 	ParentID      string `json:"parent_id"`
 	Generation    string `json:"generation"`
-	Checkpoint    struct {
+	// Traceparent and Tracestate are the W3C trace context of the span
+	// current during the Put and the PutWrites ("": none), which their
+	// events carry.
+	Traceparent string `json:"traceparent,omitempty"`
+	Tracestate  string `json:"tracestate,omitempty"`
+	Checkpoint  struct {
 		V               int                          `json:"v"`
 		ID              string                       `json:"id"`
 		TS              string                       `json:"ts"`
@@ -530,13 +538,18 @@ func cpInputs(t *testing.T) []cpCase {
 	b.Input.Checkpoint.ID = "1ef4f797-8335-6428-8001-8a1503f9b875"
 	b.Input.Checkpoint.UpdatedChannels = nil
 	b.Input.Metadata = map[string]tv{"source": fvStr("input"), "step": fvInt(-1), "run_id": fvInt(5)}
+	b.Input.Traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	b.Input.Tracestate = "vendor=opaque,rojo=00f067aa0ba902b7"
 	return []cpCase{a, b}
 }
 
 // toGo builds the Go inputs of a checkpoint vector.
 func (in cpInput) toGo(t *testing.T) (opts Options, cfg checkpoint.Config, cp checkpoint.Checkpoint, md checkpoint.Metadata, writes []checkpoint.Write) {
+	// A provider whose spans do not record: the calls' span context is the
+	// input's, which their events carry.
 	opts = Options{Prefix: in.Prefix, Shards: in.Shards, Serializer: serializers[in.Serializer],
-		Events: Events{IncludeValues: in.IncludeValues, MaxValueBytes: in.MaxValueBytes}, AcceptEviction: true}
+		Events: Events{IncludeValues: in.IncludeValues, MaxValueBytes: in.MaxValueBytes}, AcceptEviction: true,
+		TracerProvider: noop.NewTracerProvider()}
 	cfg = checkpoint.Config{ThreadID: in.ThreadID, CheckpointNS: in.Namespace, CheckpointID: in.ParentID}
 	c := in.Checkpoint
 	cp = checkpoint.Checkpoint{V: c.V, ID: c.ID, TS: c.TS, ChannelValues: map[string]any{}, ChannelVersions: c.ChannelVersions,
@@ -552,6 +565,14 @@ func (in cpInput) toGo(t *testing.T) (opts Options, cfg checkpoint.Config, cp ch
 		writes = append(writes, checkpoint.Write{Channel: w.Channel, Value: w.Value.MustGo(t)})
 	}
 	return opts, cfg, cp, md, writes
+}
+
+// context is ctx with the input's span context, when it has one.
+func (in cpInput) context(ctx context.Context) context.Context {
+	if in.Traceparent == "" {
+		return ctx
+	}
+	return trace.ContextWithSpanContext(ctx, tracectx.SpanContext(in.Traceparent, in.Tracestate))
 }
 
 // sortChannels puts the names of an event's "ch" field in byte order: the
@@ -577,7 +598,7 @@ func buildCheckpointDoc(t *testing.T) cpDoc {
 			"expect.keys lists every key that exists afterwards (and no other does); generation is the generation the thread's head names (a fresh thread's is random: substitute it). " +
 			"Hash fields and stream entry fields are pairs sorted by field bytes, as text when valid UTF-8 and always as hex; field order is not significant. " +
 			"checkpoint omits the field o (see call_token). put_event and writes_event are the fields of the thread's events stream entries (the shard's feed holds the same), their IDs left out; " +
-			"the channel names of a checkpoint event's ch field come in no particular order (given here sorted). writes holds the w: fields PutWrites adds to the checkpoint hash.",
+			"the channel names of a checkpoint event's ch field come in no particular order (given here sorted); traceparent and tracestate in the input are the trace context of the span current during both calls, which both events carry (none without one). writes holds the w: fields PutWrites adds to the checkpoint hash.",
 		CallToken: "field o of the checkpoint hash: the call token of the Put that wrote it, and field ow: the call token of the last PutWrites against it; each 13 characters of [a-z2-7] (keys.NewGen), random per call",
 	}
 	for _, c := range cpInputs(t) {
@@ -623,7 +644,8 @@ func buildCheckpointDoc(t *testing.T) cpDoc {
 		e.NSSet = []string{keys.Encode(ns)}
 		e.Checkpoint = formatvec.Pairs(fields)
 		e.Blobs = formatvec.Pairs(append([]string{valuesMarker, ""}, blobs...)) // the namespace's first Put makes its values hash
-		e.PutEvent = formatvec.Pairs(sortChannels(s.checkpointEvent(cfg, cp, md, c.Input.NewVersions, blobs)))
+		traced := c.Input.context(context.Background())
+		e.PutEvent = formatvec.Pairs(sortChannels(append(s.checkpointEvent(cfg, cp, md, c.Input.NewVersions, blobs), tracectx.Fields(traced)...)))
 
 		// What put_writes.lua writes: one field per write, and one event
 		// listing the channels (in call order) and, with IncludeValues, the
@@ -645,6 +667,7 @@ func buildCheckpointDoc(t *testing.T) cpDoc {
 			}
 		}
 		ev = append(ev, evChannels, codec.JoinNames(names))
+		ev = append(ev, tracectx.Fields(traced)...)
 		e.Writes = formatvec.Pairs(wf)
 		e.WritesEvent = formatvec.Pairs(ev)
 		doc.Cases = append(doc.Cases, c)
@@ -688,7 +711,7 @@ func TestFormatVectorsLive(t *testing.T) {
 var callToken = regexp.MustCompile(`^[a-z2-7]{13}$`)
 
 func checkLive(t *testing.T, rdb *redis.Client, c cpCase) {
-	ctx := context.Background()
+	ctx := c.Input.context(context.Background())
 	opts, cfg, cp, md, writes := c.Input.toGo(t)
 	prefix := redistest.Prefix(t)
 	opts.Prefix = prefix

@@ -82,7 +82,7 @@ type pruner struct {
 
 // newPruner returns a pruner of th, with a fresh job token.
 func (s *Saver) newPruner(th string) *pruner {
-	c := s.threadCall(th)
+	c := s.threadCall(context.Background(), th) // its event spec goes unused: only keys and the first two arguments
 	return &pruner{s: s, th: th, call: scriptCall{keys: []string{c.keys[0], c.keys[1], c.keys[3], c.keys[4]}, args: c.args},
 		token: keys.NewGen()}
 }
@@ -182,7 +182,7 @@ func (s *Saver) pruneKeepLatest(ctx context.Context, th string) error {
 		return err
 	}
 	args := []any{deleted, "", pruneBudget, "", p.token}
-	args = append(args, s.eventSpec(evType, "pruned", evThread, keys.Encode(th), evStrategy, string(checkpoint.PruneKeepLatest))...)
+	args = append(args, s.eventSpec(ctx, evType, "pruned", evThread, keys.Encode(th), evStrategy, string(checkpoint.PruneKeepLatest))...)
 	for _, ns := range namespaces {
 		args = append(args, ns)
 	}
@@ -192,7 +192,7 @@ func (s *Saver) pruneKeepLatest(ctx context.Context, th string) error {
 
 // threadCall builds the keys and arguments shared by delete_thread.lua and
 // prune.lua, with the given event fields.
-func (s *Saver) threadCall(threadID string, event ...string) scriptCall {
+func (s *Saver) threadCall(ctx context.Context, threadID string, event ...string) scriptCall {
 	shard := s.layout.Shard(threadID)
 	args := []any{s.layout.ShardBase(shard), keys.Encode(threadID), s.opts.Events.RetainDeleted.Milliseconds(), reclaimBudget}
 	return scriptCall{
@@ -203,6 +203,6 @@ func (s *Saver) threadCall(threadID string, event ...string) scriptCall {
 			s.layout.Events(threadID),
 			s.layout.Feed(shard),
 		},
-		args: append(args, s.eventSpec(event...)...),
+		args: append(args, s.eventSpec(ctx, event...)...),
 	}
 }

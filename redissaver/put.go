@@ -90,7 +90,7 @@ func (s *Saver) Put(ctx context.Context, cfg checkpoint.Config, cp checkpoint.Ch
 		keyList = append(keyList, runKey)
 		fields = append(fields, fieldRunKey, runKey)
 	}
-	event := s.eventSpec(s.checkpointEvent(cfg, cp, md, newVersions, blobs)...)
+	event := s.eventSpec(ctx, s.checkpointEvent(cfg, cp, md, newVersions, blobs)...)
 	args := make([]any, 0, 10+len(event)+len(fields)+len(blobs))
 	args = append(args, s.layout.ShardBase(shard), keys.Encode(th), keys.Encode(ns), cp.ID, cfg.CheckpointID,
 		keys.NewGen(), keys.NewGen(), s.opts.ttlMillis(), len(fields)/2, len(blobs)/2)

@@ -109,9 +109,9 @@ func testPutWritesMany(t *testing.T, client redis.UniversalClient, count int) {
 	}
 }
 
-// TestPutWritesBadArgs: put_writes.lua refuses arguments after the task ID
-// that are not whole quadruples (a client bug) with BADARGS, before
-// anything is written.
+// TestPutWritesBadArgs: put_writes.lua refuses a trace context count that
+// is not 0 to 2, and arguments after the trace context that are not whole
+// quadruples (a client bug), with BADARGS, before anything is written.
 func TestPutWritesBadArgs(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
@@ -121,6 +121,17 @@ func TestPutWritesBadArgs(t *testing.T) {
 			shard := l.Shard("bad")
 			keyList := []string{l.Head("bad"), l.Threads(shard), l.Events("bad"), l.Feed(shard)}
 			head := []any{l.ShardBase(shard), keys.Encode("bad"), keys.Encode(""), cfg.CheckpointID, 0, -1, 0, 0, "abcdefghijklm", 0, 0, "task"}
+			for name, trace := range map[string][]any{
+				"a trace count that is no number":  {"x"},
+				"a trace count beyond two pairs":   {3, "traceparent", "a", "tracestate", "b", "x", "y"},
+				"a trace count past the arguments": {2, "traceparent", "a"},
+			} {
+				err := scriptrun.Run(ctx, rdb, scriptrun.PutWrites, keyList, append(slices.Clone(head), trace...)...).Err()
+				if err == nil || !strings.HasPrefix(err.Error(), "BADARGS") {
+					t.Errorf("%s: %v, want BADARGS", name, err)
+				}
+			}
+			head = append(head, 0) // no trace context
 			for name, writes := range map[string][]any{
 				"a quadruple short of its channel": {"w:4:task:0", "1:a0:4:json1", "n"},
 				"one whole, then one field":        {"w:4:task:0", "1:a0:4:json1", "n", "a", "w:4:task:1"},

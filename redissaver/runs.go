@@ -55,13 +55,14 @@ func (s *Saver) DeleteForRuns(ctx context.Context, runIDs []string) (err error) 
 	}
 	maxlen, feedMaxlen := s.eventBounds()
 	names := joinNames(valid)
+	trace := s.traceArgs(ctx)
 	touched := map[nsRef]bool{}
 	var refs []nsRef
 	for len(pending) > 0 {
 		calls := make([]scriptCall, len(pending))
 		for i, p := range pending {
-			calls[i] = scriptCall{keys: []string{p.key}, args: []any{s.layout.ShardBase(p.shard), runBudget, maxlen, feedMaxlen, names, p.cursor,
-				s.opts.Events.RetainDeleted.Milliseconds()}}
+			calls[i] = scriptCall{keys: []string{p.key}, args: append([]any{s.layout.ShardBase(p.shard), runBudget, maxlen, feedMaxlen, names, p.cursor,
+				s.opts.Events.RetainDeleted.Milliseconds()}, trace...)}
 		}
 		cmds, err := s.runPipelined(ctx, scriptrun.DeleteRuns, calls)
 		if err != nil {

@@ -57,9 +57,11 @@ func (s *Saver) PutWrites(ctx context.Context, cfg checkpoint.Config, writes []c
 	// put_writes.lua builds the event (t "writes", th, ns, id, task, ch) from
 	// its arguments: each one costs Redis about 600 instructions to enter Lua.
 	maxlen, feedMaxlen := s.eventBounds()
-	args := make([]any, 0, 12+4*len(writes))
+	trace := s.traceArgs(ctx)
+	args := make([]any, 0, 12+len(trace)+4*len(writes))
 	args = append(args, s.layout.ShardBase(shard), keys.Encode(th), keys.Encode(ns), cfg.CheckpointID,
 		s.opts.ttlMillis(), bound, maxEventValues, s.opts.Events.MaxEventBytes, keys.NewGen(), maxlen, feedMaxlen, taskID)
+	args = append(args, trace...)
 	for i, w := range writes {
 		typ, data, err := s.ser.DumpsTyped(w.Value)
 		if err != nil {

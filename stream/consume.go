@@ -384,9 +384,10 @@ func (c *consumer_) handleAll(ctx context.Context, res []redis.XStream) {
 // handle runs the handler on one entry and acknowledges it on success,
 // in a span of its own (the handler's context carries it).
 func (c *consumer_) handle(ctx context.Context, stream string, msg redis.XMessage) {
-	ctx, span, began := c.tel.event(ctx, stream, msg.ID)
+	began := time.Now()
 	ev, err := DecodeEvent(msg, c.s.opts.Serializer)
 	ev.Stream, ev.Cursor = stream, msg.ID
+	ctx, span := c.tel.event(ctx, stream, msg.ID, ev.TraceParent, ev.TraceState)
 	describe(span, ev)
 	decoded := err == nil
 	if decoded {

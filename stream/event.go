@@ -9,7 +9,9 @@ import (
 	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/graphstate/redcheck/internal/codec"
 	"github.com/graphstate/redcheck/internal/keys"
+	"github.com/graphstate/redcheck/internal/tracectx"
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // EventType names what a write did.
@@ -78,8 +80,25 @@ type Event struct {
 	// event); from a "vref:<channel>" field.
 	ValueRefs map[string]string
 
+	// TraceParent and TraceState are the W3C trace context of the span
+	// that made the write (its traceparent and tracestate), "" when the
+	// writer had none; from the "traceparent" and "tracestate" fields.
+	// Consume links each handler's span to it; SpanContext parses it for a
+	// consumer of its own.
+	TraceParent string
+	TraceState  string
+
 	// Gap, for an event of TypeGap only, says which events were lost.
 	Gap *GapError
+}
+
+// SpanContext is the span context of the write the event announces (a
+// remote one, from TraceParent and TraceState), for a span that handles
+// the event to link to (trace.WithLinks(trace.Link{SpanContext: ...})); an
+// invalid one (IsValid false) when the event carries none or a malformed
+// one.
+func (ev Event) SpanContext() trace.SpanContext {
+	return tracectx.SpanContext(ev.TraceParent, ev.TraceState)
 }
 
 // DecodeEvent decodes a stream entry. Values are decoded with ser (nil: the
@@ -119,6 +138,7 @@ func DecodeEvent(msg redis.XMessage, ser checkpoint.Serializer) (Event, error) {
 	ev.CheckpointID, ev.ParentID, ev.TaskID = str("id"), str("p"), str("task")
 	ev.Source, ev.RunID, ev.TS, ev.Strategy = str("src"), str("run"), str("ts"), str("strategy")
 	ev.Replaced = str("re") == "1"
+	ev.TraceParent, ev.TraceState = str(tracectx.FieldParent), str(tracectx.FieldState)
 	if s := str("step"); s != "" {
 		if ev.Step, err = strconv.ParseInt(s, 10, 64); err != nil {
 			return ev, fmt.Errorf("%w: step %q", ErrMalformedEvent, s)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/graphstate/redcheck/internal/tracectx"
 	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -178,13 +179,21 @@ func (ct *consumerTel) with(kv ...attribute.KeyValue) metric.MeasurementOption {
 	return metric.WithAttributeSet(attribute.NewSet(attrs...))
 }
 
-// event starts the span of one event's handling.
-func (ct *consumerTel) event(ctx context.Context, stream, id string) (context.Context, trace.Span, time.Time) {
-	ctx, span := ct.t.tracer.Start(ctx, ct.name, ct.start...)
+// event starts the span of one event's handling, linked to the span that
+// wrote the event when the event carries its trace context (traceparent,
+// tracestate: Event.TraceParent, Event.TraceState).
+func (ct *consumerTel) event(ctx context.Context, stream, id, traceparent, tracestate string) (context.Context, trace.Span) {
+	opts := ct.start
+	if traceparent != "" {
+		if sc := tracectx.SpanContext(traceparent, tracestate); sc.IsValid() {
+			opts = append(opts[:len(opts):len(opts)], trace.WithLinks(trace.Link{SpanContext: sc}))
+		}
+	}
+	ctx, span := ct.t.tracer.Start(ctx, ct.name, opts...)
 	if span.IsRecording() {
 		span.SetAttributes(attrDestination.String(stream), attrMessageID.String(id))
 	}
-	return ctx, span, time.Now()
+	return ctx, span
 }
 
 // describe adds the event's address to a recording span.

@@ -8,6 +8,7 @@ import { str, type Arg } from "./conn.js";
 import { encode } from "./keys.js";
 import type { EventOptions } from "./options.js";
 import { blobChannel } from "./stored.js";
+import { traceFields } from "./telemetry.js";
 import { byteOrder } from "./walk.js";
 
 /** MAX_EVENT_VALUES: the values one event carries at most (Go: the same bound). */
@@ -18,11 +19,25 @@ export function eventBounds(e: Required<EventOptions>): [string, string] {
   return e.disabled ? ["0", "0"] : [String(e.maxLen), String(e.feedMaxLen)];
 }
 
-/** eventSpec is a script's event spec: the bounds, then the count and the event's field/value pairs. */
+/**
+ * eventSpec is a script's event spec: the bounds, then the count and the event's field/value pairs:
+ * fields, and the trace context of the current call's span when it has a valid one (traceFields).
+ */
 export function eventSpec(e: Required<EventOptions>, fields: Arg[]): Arg[] {
   const [maxLen, feedMaxLen] = eventBounds(e);
   if (maxLen === "0") return ["0", "0", "0"];
-  return [maxLen, feedMaxLen, String(fields.length / 2), ...fields];
+  const trace = traceFields();
+  return [maxLen, feedMaxLen, String((fields.length + trace.length) / 2), ...fields, ...trace];
+}
+
+/**
+ * traceArgs is the trace context part of the arguments of put_writes.lua and delete_runs.lua, which
+ * build their events: the number of pairs, then the pairs (Go: traceArgs).
+ */
+export function traceArgs(e: Required<EventOptions>): Arg[] {
+  if (e.disabled) return ["0"];
+  const trace = traceFields();
+  return [String(trace.length / 2), ...trace];
 }
 
 /**

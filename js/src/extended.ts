@@ -22,6 +22,7 @@ export interface Ops {
   ttl: number;
   eventSpec(fields: Arg[]): Arg[];
   eventBounds(): [string, string];
+  traceArgs(): Arg[];
   /** How long (ms) a deleted thread's event stream stays. */
   retainDeletedMs: number;
   deleteThread(threadId: string): Promise<void>;
@@ -50,11 +51,12 @@ export async function deleteForRuns(o: Ops, runIds: string[]): Promise<void> {
   for (let n = 0; n < o.layout.shards; n++) for (const r of valid) pending.push({ shard: n, key: o.layout.run(n, r), cursor: "0" });
   const [maxLen, feedMaxLen] = o.eventBounds();
   const names = joinNames(valid);
+  const trace = o.traceArgs();
   const touched = new Set<string>();
   const refs: NsRef[] = [];
   while (pending.length > 0) {
     const replies = await Promise.all(pending.map((p) =>
-      o.conn.run(scripts.deleteRuns, [p.key], [o.layout.shardBase(p.shard), String(RUN_BUDGET), maxLen, feedMaxLen, names, p.cursor, String(o.retainDeletedMs)])
+      o.conn.run(scripts.deleteRuns, [p.key], [o.layout.shardBase(p.shard), String(RUN_BUDGET), maxLen, feedMaxLen, names, p.cursor, String(o.retainDeletedMs), ...trace])
         .catch((e) => { throw scriptError("delete for runs", e); })));
     const next: typeof pending = [];
     replies.forEach((res, i) => {

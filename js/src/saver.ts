@@ -43,7 +43,7 @@ import { flatHash, parseJSONField, sortWrites, type StoredWrite } from "./stored
 import { listMerged, listOne } from "./list.js";
 import { deltaChannelHistory } from "./delta.js";
 import type { ReadOps } from "./readops.js";
-import { MAX_EVENT_VALUES, eventBounds, eventSpec } from "./events.js";
+import { MAX_EVENT_VALUES, eventBounds, eventSpec, traceArgs } from "./events.js";
 import { putCheckpoint, type PutOps } from "./put.js";
 import { Telemetry, serverAttrs, type Call, type OpName } from "./telemetry.js";
 
@@ -349,7 +349,7 @@ export class RedcheckSaver extends BaseCheckpointSaver {
     // The call token: a call sent again (see below) after one that stored the writes changes nothing.
     // put_writes.lua builds the event (t "writes", th, ns, id, task, ch) from its arguments.
     const args: Arg[] = [this.layout.shardBase(shard), encode(thread), encode(ns), id, String(this.#opts.ttl),
-      String(bound), String(MAX_EVENT_VALUES), String(this.#opts.events.maxEventBytes), newGen(), ...eventBounds(this.#opts.events), taskId];
+      String(bound), String(MAX_EVENT_VALUES), String(this.#opts.events.maxEventBytes), newGen(), ...eventBounds(this.#opts.events), taskId, ...traceArgs(this.#opts.events)];
     for (let i = 0; i < writes.length; i++) {
       const [channel, value] = writes[i]!;
       const [t, d] = await dumpsTyped(this.serde, value);
@@ -682,7 +682,7 @@ export class RedcheckSaver extends BaseCheckpointSaver {
   }
 
   #ops(): Ops {
-    return { conn: this.#conn, layout: this.layout, ttl: this.#opts.ttl, eventSpec: (f) => eventSpec(this.#opts.events, f), eventBounds: () => eventBounds(this.#opts.events), retainDeletedMs: this.#opts.events.retainDeletedMs, deleteThread: (t) => this.#deleteThread(t) };
+    return { conn: this.#conn, layout: this.layout, ttl: this.#opts.ttl, eventSpec: (f) => eventSpec(this.#opts.events, f), eventBounds: () => eventBounds(this.#opts.events), traceArgs: () => traceArgs(this.#opts.events), retainDeletedMs: this.#opts.events.retainDeletedMs, deleteThread: (t) => this.#deleteThread(t) };
   }
 
   /**

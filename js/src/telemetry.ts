@@ -23,6 +23,15 @@ export interface SpanLike {
   recordException(exception: { name: string; message: string }): unknown;
   isRecording(): boolean;
   end(): void;
+  /** The span's context (@opentelemetry/api's SpanContext): what an event carries as its writer's trace context. */
+  spanContext?(): SpanContextLike;
+}
+/** A span context, as @opentelemetry/api's SpanContext. */
+export interface SpanContextLike {
+  traceId: string;
+  spanId: string;
+  traceFlags: number;
+  traceState?: { serialize(): string };
 }
 /** A tracer, as @opentelemetry/api's Tracer. */
 export interface TracerLike {
@@ -201,6 +210,8 @@ export interface OpCount {
   pages: number;
   /** Commands of the call in flight: a command sent while others are is in their round trip (a pipeline). */
   inflight: number;
+  /** The event fields of the trace context of the call's span (traceContextFields), [] without one. */
+  trace: string[];
 }
 
 const counting = new AsyncLocalStorage<OpCount>();
@@ -223,6 +234,31 @@ export function sending(): (() => void) | undefined {
 export function scripted(): void {
   const n = counting.getStore();
   if (n !== undefined) n.steps++;
+}
+
+/**
+ * traceFields is the trace context of the current call's span, as the event fields its writes carry
+ * (traceparent, and tracestate when it has one: docs/storage-format.md, "Events"); [] outside a call
+ * or when its span context is not valid (no tracing).
+ */
+export function traceFields(): string[] {
+  return counting.getStore()?.trace ?? [];
+}
+
+const HEX_TRACE = /^[0-9a-f]{32}$/;
+const HEX_SPAN = /^[0-9a-f]{16}$/;
+
+/**
+ * traceContextFields is the W3C trace context of sc as event fields: traceparent (version 00, the
+ * sampled flag alone, as Go's propagator writes it) and tracestate when it is not empty; [] for an
+ * invalid span context (Go: internal/tracectx.Fields).
+ */
+export function traceContextFields(sc: SpanContextLike | undefined): string[] {
+  if (!sc || !HEX_TRACE.test(sc.traceId) || !HEX_SPAN.test(sc.spanId) || /^0+$/.test(sc.traceId) || /^0+$/.test(sc.spanId)) return [];
+  const out = ["traceparent", `00-${sc.traceId}-${sc.spanId}-0${(sc.traceFlags & 1).toString(16)}`];
+  const state = sc.traceState?.serialize() ?? "";
+  if (state !== "") out.push("tracestate", state);
+  return out;
 }
 
 /** paged counts a page of the current List call. */
@@ -365,20 +401,27 @@ class OpCall implements Call {
       } catch {
         this.#span = undefined;
       }
-      if (this.#span?.isRecording()) this.#n = { trips: 0, steps: 0, pages: 0, inflight: 0 };
+      let trace: string[] = [];
+      try {
+        trace = traceContextFields(this.#span?.spanContext?.());
+      } catch {
+        trace = [];
+      }
+      this.#recording = this.#span?.isRecording() ?? false;
+      // The store lives while the span records (its counters) or has a valid context (the events' trace
+      // context: a span that does not record carries its parent's, when there is one).
+      if (this.#recording || trace.length > 0) this.#n = { trips: 0, steps: 0, pages: 0, inflight: 0, trace };
     }
   }
 
-  #recording(): boolean {
-    return this.#n !== undefined;
-  }
+  readonly #recording: boolean = false;
 
   run<T>(fn: () => T): T {
     return this.#n ? counting.run(this.#n, fn) : fn();
   }
 
   address(thread: string, ns: string, id: string): void {
-    if (!this.#recording()) return;
+    if (!this.#recording) return;
     const attrs: Attrs = {};
     if (thread !== "") {
       attrs["redcheck.thread_id"] = thread;
@@ -390,11 +433,11 @@ class OpCall implements Call {
   }
 
   set(attrs: Attrs): void {
-    if (this.#recording()) this.#span!.setAttributes(attrs);
+    if (this.#recording) this.#span!.setAttributes(attrs);
   }
 
   step(metadata: unknown): void {
-    if (!this.#recording() || typeof metadata !== "object" || metadata === null) return;
+    if (!this.#recording || typeof metadata !== "object" || metadata === null) return;
     const s = (metadata as { step?: unknown }).step;
     if (typeof s === "number" && Number.isSafeInteger(s)) this.#span!.setAttribute("redcheck.step", s);
     else if (typeof s === "bigint" && s >= BigInt(Number.MIN_SAFE_INTEGER) && s <= BigInt(Number.MAX_SAFE_INTEGER)) this.#span!.setAttribute("redcheck.step", Number(s));
@@ -428,7 +471,7 @@ class OpCall implements Call {
     const span = this.#span;
     if (!span) return;
     try {
-      if (this.#n) {
+      if (this.#recording && this.#n) {
         const attrs: Attrs = { "redcheck.round_trips": this.#n.trips, "redcheck.steps": this.#n.steps };
         if (this.#op === "List") attrs["redcheck.pages"] = this.#n.pages;
         if (failed) {

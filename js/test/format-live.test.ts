@@ -6,6 +6,7 @@
 // serializers); the generation and call token are random, as the vectors say. A root checkpoint's
 // values are staged: their fields carry the call token too.
 import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
+import { INVALID_SPAN_CONTEXT, createTraceState, trace } from "@opentelemetry/api";
 import { RESP_TYPES, createClient } from "redis";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { unpack } from "../src/codec.js";
@@ -45,6 +46,15 @@ function fromPack(stored: Buffer, n: number): [string, Uint8Array] {
   return [parts[n - 2]!.toString("utf8"), parts[n - 1]!];
 }
 
+/** A tracer provider whose spans do not record and carry the span context traceparent names ("" or absent: none). */
+function contextOnly(traceparent: string | undefined, tracestate: string | undefined) {
+  const [, traceId, spanId, flags] = (traceparent ?? "").split("-");
+  const span = traceId
+    ? trace.wrapSpanContext({ traceId, spanId: spanId!, traceFlags: parseInt(flags!, 16), isRemote: true, ...(tracestate ? { traceState: createTraceState(tracestate) } : {}) })
+    : trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
+  return { getTracer: () => ({ startSpan: () => span }) };
+}
+
 describe("checkpoint.json on redis-server", () => {
   it.each(vec.cases.map((c: any) => [c.name, c] as [unknown, any]))("%s", async (_name, c: any) => {
     await client.flushDb();
@@ -72,6 +82,8 @@ describe("checkpoint.json on redis-server", () => {
     const saver = new RedcheckSaver(client, {
       prefix: i.prefix, shards: i.shards, serde,
       events: { includeValues: i.include_values, ...(i.max_value_bytes ? { maxValueBytes: i.max_value_bytes } : {}) },
+      // Spans that do not record and carry the input's trace context (none without one), as Go's test does.
+      tracerProvider: contextOnly(i.traceparent, i.tracestate),
     });
     const cfg = { configurable: { thread_id: i.thread_id, checkpoint_ns: i.namespace, ...(i.parent_id ? { checkpoint_id: i.parent_id } : {}) } };
     const stored = await saver.put(cfg, cp, metadata as any, i.new_versions);

@@ -5,7 +5,7 @@
 // duration point per operation, no value, metadata value or pending write in
 // any span, event or metric, and a saver with no providers at all.
 import { JsonPlusSerializer, emptyCheckpoint, uuid6, type Checkpoint } from "@langchain/langgraph-checkpoint";
-import { SpanKind, SpanStatusCode, metrics, trace } from "@opentelemetry/api";
+import { SpanKind, SpanStatusCode, createTraceState, metrics, trace } from "@opentelemetry/api";
 import { DataPointType, MeterProvider, MetricReader, type ResourceMetrics } from "@opentelemetry/sdk-metrics";
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { AbortError, ErrorReply, SocketClosedUnexpectedlyError, TimeoutError, createClient } from "redis";
@@ -348,6 +348,59 @@ describe("privacy", () => {
     expect(text).not.toContain(MARKER);
     const refused = points(rm).filter((p) => p.metric === "redcheck.client.refused_writes");
     expect(refused.reduce((a, p) => a + (p.value as number), 0)).toBe(3);
+  });
+});
+
+describe("trace context in events", () => {
+  /** feedEntries reads every entry of every shard's feed of s, as field -> value. */
+  async function feedEntries(s: RedcheckSaver): Promise<Record<string, string>[]> {
+    const out: Record<string, string>[] = [];
+    for (let n = 0; n < s.layout.shards; n++) {
+      for (const e of await client.xRange(s.layout.feed(n), "-", "+")) out.push(e.message as Record<string, string>);
+    }
+    return out;
+  }
+  const writerOf: Record<string, string> = { checkpoint: "Put", writes: "PutWrites", thread_copied: "CopyThread", pruned: "Prune",
+    runs_deleted: "DeleteForRuns", thread_deleted: "DeleteThread" };
+
+  it("each event carries the traceparent of the span that wrote it, for a consumer's span to link to", async () => {
+    const r = rig();
+    const s = r.saver;
+    const base = { configurable: { thread_id: "tc" } };
+    const c0 = await putOne(s, base, 0, "v", { run_id: "run-1" });
+    await s.putWrites(c0, [["a", "w"]], "task");
+    await s.copyThread("tc", "tc-copy");
+    await putOne(s, c0, 1, "v1", { run_id: "run-1" });
+    await s.prune(["tc"], "keep_latest");
+    await s.deleteThread("tc-copy");
+    await s.deleteForRuns(["run-1"]);
+    const spans = new Map(r.spans().map((sp) => [sp.spanContext().spanId, sp]));
+    const entries = await feedEntries(s);
+    expect(new Set(entries.map((e) => e.t))).toEqual(new Set(Object.keys(writerOf)));
+    for (const e of entries) {
+      const m = /^00-([0-9a-f]{32})-([0-9a-f]{16})-01$/.exec(e.traceparent ?? "");
+      expect(m, `${e.t} event's traceparent ${e.traceparent}`).not.toBeNull();
+      const writer = spans.get(m![2]!);
+      expect(writer?.name, `the span ${e.t} names`).toBe(writerOf[e.t!]);
+      expect(writer!.spanContext().traceId).toBe(m![1]);
+      expect(e.tracestate).toBeUndefined();
+    }
+  });
+
+  it("carries the tracestate, and nothing without a valid span context", async () => {
+    const sc = { traceId: "4bf92f3577b34da6a3ce929d0e0e4736", spanId: "00f067aa0ba902b7", traceFlags: 0, isRemote: true,
+      traceState: createTraceState("vendor=opaque,rojo=1") };
+    const carried = new RedcheckSaver(client, { prefix: `tel-${run}-${n++}`, tracerProvider: { getTracer: () => ({ startSpan: () => trace.wrapSpanContext(sc) }) } });
+    await putOne(carried, { configurable: { thread_id: "ts" } }, 0);
+    expect((await feedEntries(carried)).map((e) => [e.traceparent, e.tracestate])).toEqual([
+      ["00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00", "vendor=opaque,rojo=1"]]);
+    // No provider given, the global API's no-op (no SDK registered in this file), no active span.
+    const plain = new RedcheckSaver(client, { prefix: `tel-${run}-${n++}` });
+    const c0 = await putOne(plain, { configurable: { thread_id: "plain" } }, 0);
+    await plain.putWrites(c0, [["a", "w"]], "task");
+    const entries = await feedEntries(plain);
+    expect(entries).toHaveLength(2);
+    for (const e of entries) expect(Object.keys(e).filter((f) => f.startsWith("trace"))).toEqual([]);
   });
 });
 

@@ -182,9 +182,11 @@ end
 -- ARGV[5] the run ids of the call, for the events: len ":" run id, repeated
 -- ARGV[6] the SSCAN cursor of the run index ("0" to start)
 -- ARGV[7] how long (ms) the event stream of a thread this step empties stays, as after DeleteThread
+-- ARGV[8] e, then e more event field/value pairs: the trace context of the deleting span (traceparent, and
+--         tracestate when it has one; e is 0, or ARGV[8] absent, without a span context)
 -- Returns: {next cursor ("0" when the scan is over), then triples encoded thread, generation, encoded namespace
 --          of the namespaces that lost checkpoints and still hold some}. Each thread that lost checkpoints gets
---          an event {t runs_deleted, th thread, runs ARGV[5], n count} in its stream and the shard's feed.
+--          an event {t runs_deleted, th thread, runs ARGV[5], n count, the trace context of ARGV[8]} in its stream and the shard's feed.
 -- A member is acted on only if its generation is its thread's current one and the checkpoint still names
 -- this run index (field "r"): a checkpoint re-put under another run is left alone. A member whose checkpoint
 -- is gone or names no longer this run leaves the run index. One of another generation whose checkpoint names
@@ -199,6 +201,8 @@ end
 local sb, budget = ARGV[1], tonumber(ARGV[2])
 may_run_full(sb) -- it frees memory: it runs on a full Redis (lib.lua)
 local maxlen, feedmaxlen = event_bounds(3) -- read before the first write
+local ntrace = tonumber(ARGV[8] or '0')
+if not ntrace or ntrace < 0 or ntrace > 2 or (ntrace > 0 and #ARGV < 8 + 2 * ntrace) then return redis.error_reply('BADARGS trace context ' .. tostring(ARGV[8])) end
 local retain = tonumber(ARGV[7])
 if not retain or retain < 1 then return redis.error_reply('BADARGS retention ' .. tostring(ARGV[7])) end
 local now = now_ms()
@@ -264,7 +268,7 @@ end
 if maxlen ~= '0' then
   for enct, n in pairs(perthread) do
     publish(sb .. 't:' .. enct .. ':events', sb .. 'feed', maxlen, feedmaxlen,
-      't', 'runs_deleted', 'th', enct, 'runs', ARGV[5], 'n', tostring(n))
+      't', 'runs_deleted', 'th', enct, 'runs', ARGV[5], 'n', tostring(n), unpack(ARGV, 9, 8 + 2 * ntrace))
   end
 end
 -- An emptied thread's stream outlives it by ARGV[7] ms, as a deleted thread's does; nothing else owns it.

@@ -135,17 +135,20 @@ end
 -- ARGV[9] call token: a re-sent call (same token as the checkpoint's field "ow") changes nothing
 -- ARGV[10] stream maxlen (0 or less: no event), ARGV[11] feed maxlen
 -- ARGV[12] task ID (the event's "task")
--- ARGV[13 ..] quadruples: field, value, mode, channel; the value is the write's pack(channel, task path, stored
+-- ARGV[13] e, then e more event field/value pairs: the trace context of the writing span (traceparent, and
+--          tracestate when it has one; e is 0 without a span context)
+-- ARGV[14 + 2e ..] quadruples: field, value, mode, channel; the value is the write's pack(channel, task path, stored
 --            value), so it starts with len(channel) ":" channel; mode "o" overwrites (special channels),
 --            "n" inserts only if the field is absent (regular writes: idempotent)
 -- Returns: the number of writes stored. Writes to a checkpoint that is not stored (its thread may not exist
 -- yet) are kept under its early key until its Put takes them (or for 10 minutes). Errors, raised before
 -- anything is written: "DATALOSS ..." when the thread's head (while its
 -- registry entry exists), or an indexed checkpoint's hash, is missing; "BADARGS ..." when the arguments
--- after ARGV[12] are not whole quadruples (a client bug).
+-- after the trace context are not whole quadruples (a client bug).
 -- The event (docs/storage-format.md, "Events"; built here, its fields are constants of the script): t "writes",
--- th, ns, id and task, the channels of the writes stored (field "ch": len ":" channel, repeated) and, within
--- the value bounds, their stored values ("v:" position); no write stored, no event.
+-- th, ns, id and task, the channels of the writes stored (field "ch": len ":" channel, repeated), the trace
+-- context pairs of ARGV[13] and, within the value bounds, their stored values ("v:" position); no write
+-- stored, no event.
 -- Work bound: O(number of writes).
 local sb, enct, encns, id = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local ttl = 0 -- tonumber costs a strtod (about 1,300 instructions): no TTL, "0", needs none
@@ -165,12 +168,16 @@ local early = state ~= 'live'
 local cp
 if not early then cp = sb .. 't:' .. enct .. ':g:' .. gen .. ':n:' .. encns .. ':cp:' .. id end
 local maxlen, feedmaxlen = event_bounds(10)
-local at = 13
-local vals, nv = {}, 0 -- the event's values ("v:" position, value), when it carries any
+local ntrace = tonumber(ARGV[13])
+if not ntrace or ntrace < 0 or ntrace > 2 then return redis.error_reply('BADARGS put_writes trace context count ' .. tostring(ARGV[13])) end
+local at = 14 + 2 * ntrace
+-- The event's trace context pairs, then its values ("v:" position, value), when it carries any.
+local vals, nv = {}, 0
+if ntrace > 0 then vals, nv = {unpack(ARGV, 14, at - 1)}, 2 * ntrace end
 -- One HMGET reads the checkpoint's v and ow and whether the fields of the first 998 writes exist (those of
 -- any later ones in chunks of 1,000); then one HSET stores the writes and the call token.
 local nw = (#ARGV - at + 1) / 4
-if nw % 1 ~= 0 then return redis.error_reply('BADARGS put_writes arguments after the task ID are not quadruples') end
+if nw % 1 ~= 0 then return redis.error_reply('BADARGS put_writes arguments after the trace context are not quadruples') end
 local first = nw < 998 and nw or 998
 local q = {'v', 'ow', unpack(ARGV, at, at + first - 1)} -- sized once; its items are set below
 for w = 0, first - 1 do q[w + 3] = ARGV[at + 4 * w] end
