@@ -67,7 +67,8 @@
 //	                      their earliest expiry (ms; never later than the real one)
 //	{P}:n:NS        zset  the namespace's items: encoded key, scored by UpdatedAt (µs)
 //	{P}:x:NS        zset  the namespace's items with a TTL: encoded key, scored by expiry (ms)
-//	{P}:i:NS:K      hash  one item: v value (canonical JSON), c CreatedAt and u UpdatedAt
+//	{P}:i:NS:K      hash  one item: v value (canonical JSON, or with Options.Encryption the
+//	                      encrypted form of pack("json", it)), c CreatedAt and u UpdatedAt
 //	                      (µs), t TTL (ms); with vectors, n their number and w the
 //	                      float32 vectors (little-endian); items written by earlier
 //	                      versions may also hold q and s, which are no longer read
@@ -182,6 +183,24 @@
 // checks each namespace's expiry index for a live item. Their index entries
 // are swept by every write (a few at a time), by the reads that meet them,
 // and by Sweep.
+//
+// # Encryption at rest
+//
+// With Options.Encryption (a checkpoint.Keyring), Put stores each item's
+// value encrypted with AES-256-GCM under the ring's current key: the
+// encrypted form of pack("json", canonical JSON) of docs/storage-format.md
+// ("Encrypted values"), its associated data the store prefix, the item's
+// namespace labels and key. Get, Search (filters too: they run in the
+// client, on the values it decrypts) and Batch open each value with the key
+// its id names; a value that fails to open (altered, moved by hand to
+// another item, sealed with a key the ring lacks) is an error wrapping
+// ErrDecrypt and checkpoint.ErrDecrypt, never a value, and so is a value
+// stored in the clear unless Options.ReadPlaintext (the migration option).
+// Namespaces, keys, timestamps, TTLs and the vector count stay in the clear;
+// vectors would too, so an Embedder with Encryption needs
+// Options.EmbeddingsInClear (a vector reveals much of its text). redcheck
+// rekey --store re-encrypts a store's items under the current key
+// (docs/operations.md, "Encryption at rest").
 //
 // # Errors
 //

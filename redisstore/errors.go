@@ -53,6 +53,15 @@ var (
 	// wraps the embedder's own error, if any.
 	ErrEmbedding = errors.New("redisstore: embedding failed")
 
+	// ErrDecrypt is returned, with encryption at rest (Options.Encryption),
+	// for an item value that cannot be answered: one that fails to open (a
+	// value altered, moved by hand to another namespace or key, or sealed
+	// with a key the ring lacks), a plaintext value when ReadPlaintext is
+	// off, or an encrypted value read by a store without a keyring. It wraps
+	// checkpoint.ErrDecrypt (and so checkpoint.ErrSerialization); the error
+	// names the item and the key id, never a byte of the value.
+	ErrDecrypt = fmt.Errorf("redisstore: %w", checkpoint.ErrDecrypt)
+
 	// ErrCorrupt is returned when data read from Redis does not have the
 	// shape the store writes (a hand-edited key, say). It wraps
 	// checkpoint.ErrSerialization.

@@ -78,7 +78,7 @@ func (s *Store) getItems(ctx context.Context, refresh bool, gs []getReq) ([]*Ite
 		if err != nil {
 			return nil, redisErr("get", err)
 		}
-		items, err := decodeGets(chunk, res)
+		items, err := s.decodeGets(ctx, chunk, res)
 		if err != nil {
 			return nil, err
 		}
@@ -103,7 +103,7 @@ func (s *Store) getArgs(refresh bool, gs []getReq) []any {
 }
 
 // decodeGets reads the reply of the get script: nil for an absent item.
-func decodeGets(gs []getReq, res []any) ([]*Item, error) {
+func (s *Store) decodeGets(ctx context.Context, gs []getReq, res []any) ([]*Item, error) {
 	if len(res) != len(gs) {
 		return nil, errorf(ErrCorrupt, "get script returned %d entries for %d items", len(res), len(gs))
 	}
@@ -116,7 +116,7 @@ func decodeGets(gs []getReq, res []any) ([]*Item, error) {
 		if !ok {
 			return nil, errorf(ErrCorrupt, "get script returned %T", r)
 		}
-		it, err := decodeItem(gs[i].ns, gs[i].key, raw)
+		it, err := s.decodeItem(ctx, gs[i].ns, gs[i].key, raw)
 		if err != nil {
 			return nil, err
 		}

@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"context"
 	"slices"
 	"strconv"
 	"strings"
@@ -65,9 +66,9 @@ func (r Refresh) resolve(def bool) (bool, error) {
 	return false, errorf(ErrInvalidArgument, "unknown Refresh %d", r)
 }
 
-// decodeItem builds an Item from what the scripts return: the value, the
-// created and updated timestamps in microseconds.
-func decodeItem(ns []string, key string, raw []any) (Item, error) {
+// decodeItem builds an Item from what the scripts return: the stored value,
+// the created and updated timestamps in microseconds.
+func (s *Store) decodeItem(ctx context.Context, ns []string, key string, raw []any) (Item, error) {
 	if len(raw) < 3 {
 		return Item{}, errorf(ErrCorrupt, "item %q/%q: reply of %d fields", ns, key, len(raw))
 	}
@@ -76,6 +77,10 @@ func decodeItem(ns []string, key string, raw []any) (Item, error) {
 	us, ok3 := raw[2].(string)
 	if !ok1 || !ok2 || !ok3 {
 		return Item{}, errorf(ErrCorrupt, "item %q/%q: missing fields", ns, key)
+	}
+	val, err := s.openItem(ctx, ns, key, val)
+	if err != nil {
+		return Item{}, err
 	}
 	v, err := checkpoint.DecodeMetadataValue([]byte(val))
 	if err != nil {

@@ -66,6 +66,12 @@ func (c *miniClock) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pr
 // miniEnv is the kit's Env on one miniredis shared by the cases (each with
 // its own prefix). Advance is instant there, so the unit is an hour.
 func miniEnv(t *testing.T) storetest.Env {
+	env, _ := miniKit(t)
+	return env
+}
+
+// miniKit is miniEnv and its client.
+func miniKit(t *testing.T) (storetest.Env, redis.UniversalClient) {
 	mr, rdb := redistest.Mini(t)
 	clock := &miniClock{mr: mr}
 	clock.tick()
@@ -74,7 +80,7 @@ func miniEnv(t *testing.T) storetest.Env {
 		New:     func(t *testing.T, o redisstore.Options) *redisstore.Store { return newStore(t, rdb, o) },
 		Advance: func(t *testing.T, d time.Duration) { clock.advance(d) },
 		Unit:    time.Hour,
-	}
+	}, rdb
 }
 
 // realEnv is the kit's Env on the shared real redis-server: time moves by

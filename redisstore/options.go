@@ -3,6 +3,7 @@ package redisstore
 import (
 	"time"
 
+	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/graphstate/redcheck/internal/keys"
 )
 
@@ -86,6 +87,34 @@ type Options struct {
 	// boolean in its JSON form, an object or list as canonical JSON. An item
 	// matches a query by its best vector.
 	Fields []string
+
+	// Encryption, when set, encrypts the value of every item the store
+	// puts, with AES-256-GCM under the keyring's current key, bound to the
+	// store prefix, the item's namespace and key: a value altered, moved by
+	// hand to another item, or sealed with a key the ring lacks reads as
+	// ErrDecrypt, never as a value (docs/operations.md, "Encryption at
+	// rest"). Reads take any key of the ring. Filters keep working: they run
+	// in the client, on the values it has decrypted. Namespaces, keys,
+	// timestamps and TTLs stay in the clear, and so would vectors: a store
+	// with both an Embedder and Encryption needs EmbeddingsInClear. With it
+	// on, a value stored in the clear is refused with ErrDecrypt unless
+	// ReadPlaintext is set.
+	Encryption *checkpoint.Keyring
+
+	// ReadPlaintext, with Encryption, lets reads take item values stored in
+	// the clear (put before encryption was switched on) while new puts are
+	// encrypted: the migration option. Leave it off once every value is
+	// encrypted (re-put the items, or run redcheck rekey with --store).
+	ReadPlaintext bool
+
+	// EmbeddingsInClear, with Encryption and an Embedder, accepts that the
+	// vectors of the items are stored in the clear, as the search needs
+	// them: a vector reveals much of the text it was computed from (texts
+	// can be approximately recovered from their embeddings, and equal or
+	// similar texts show as equal or close vectors). Without it, New refuses
+	// an Embedder with Encryption (ErrInvalidOptions), and semantic search
+	// is not available on an encrypted store.
+	EmbeddingsInClear bool
 }
 
 // withDefaults validates o and fills in its defaults.
@@ -101,6 +130,16 @@ func (o Options) withDefaults() (Options, []path, error) {
 	}
 	if err := validTTL(o.TTL); err != nil {
 		return o, nil, errorf(ErrInvalidOptions, "TTL: %v", err)
+	}
+	if o.ReadPlaintext && o.Encryption == nil {
+		return o, nil, errorf(ErrInvalidOptions, "ReadPlaintext needs Encryption")
+	}
+	if o.EmbeddingsInClear && (o.Encryption == nil || o.Embedder == nil) {
+		return o, nil, errorf(ErrInvalidOptions, "EmbeddingsInClear needs Encryption and an Embedder")
+	}
+	if o.Embedder != nil && o.Encryption != nil && !o.EmbeddingsInClear {
+		return o, nil, errorf(ErrInvalidOptions, "an Embedder with Encryption stores the items' vectors in the clear, "+
+			"and a vector reveals much of its text: set EmbeddingsInClear to accept it, or leave the Embedder out")
 	}
 	if o.Embedder == nil {
 		if o.Dims != 0 || o.Fields != nil {

@@ -44,8 +44,11 @@ type write struct {
 	key   string
 	ttl   time.Duration
 	value []byte // canonical JSON
-	paths []path // what to embed; nil for nothing
-	vecs  packedVectors
+	// stored is the value as stored: value, or its encrypted form (set by
+	// writeAll)
+	stored []byte
+	paths  []path // what to embed; nil for nothing
+	vecs   packedVectors
 }
 
 // Put stores value at (namespace, key), replacing any item there. An update
@@ -175,6 +178,15 @@ func (s *Store) applyWrites(ctx context.Context, ws []*write) error {
 
 // writeAll applies ws, embedded already, as applyWrites says.
 func (s *Store) writeAll(ctx context.Context, ws []*write) error {
+	for _, w := range ws {
+		if w.del {
+			continue
+		}
+		var err error
+		if w.stored, err = s.sealItem(ctx, w.ns, w.key, w.value); err != nil {
+			return err
+		}
+	}
 	done := 0
 	for done < len(ws) {
 		end, size := done, 0
@@ -198,7 +210,7 @@ func (s *Store) writeAll(ctx context.Context, ws []*write) error {
 }
 
 // size is the number of bytes a write sends.
-func (w *write) size() int { return len(w.value) + len(w.vecs.float) + 64 }
+func (w *write) size() int { return len(w.stored) + len(w.vecs.float) + 64 }
 
 // writeArgs are the arguments of the write script; see store_write.lua.
 func (s *Store) writeArgs(ws []*write, sweep int) []any {
@@ -210,7 +222,7 @@ func (s *Store) writeArgs(ws []*write, sweep int) []any {
 			args = append(args, "d", member(w.ns), k, 0, "", 0, "")
 			continue
 		}
-		args = append(args, "p", member(w.ns), k, w.ttl.Milliseconds(), w.value,
+		args = append(args, "p", member(w.ns), k, w.ttl.Milliseconds(), w.stored,
 			w.vecs.n, w.vecs.float)
 	}
 	return args

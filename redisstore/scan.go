@@ -32,10 +32,11 @@ type scanCursor struct {
 
 // scan walks the items of the namespaces in the registry range [lo, hi],
 // namespace by namespace and newest first in each, in bounded steps (one
-// round trip each), and calls fn for each live item. perNS, when positive,
+// round trip each), and calls fn for each live item; an error of fn ends
+// the walk with it. perNS, when positive,
 // stops the walk of each namespace after that many items. mode says which
 // fields to return: "u", "uv", "uw" or "uvw".
-func (s *Store) scan(ctx context.Context, lo, hi string, perNS int, mode string, fn func(scanEntry)) error {
+func (s *Store) scan(ctx context.Context, lo, hi string, perNS int, mode string, fn func(scanEntry) error) error {
 	var cur scanCursor
 	for {
 		done, err := s.scanStep(ctx, lo, hi, perNS, mode, scanSteps, &cur, fn)
@@ -50,7 +51,7 @@ func (s *Store) scan(ctx context.Context, lo, hi string, perNS int, mode string,
 
 // scanStep runs one step of a walk of at most steps entries, from cur,
 // which it moves on, and reports whether the walk is over.
-func (s *Store) scanStep(ctx context.Context, lo, hi string, perNS int, mode string, steps int, cur *scanCursor, fn func(scanEntry)) (bool, error) {
+func (s *Store) scanStep(ctx context.Context, lo, hi string, perNS int, mode string, steps int, cur *scanCursor, fn func(scanEntry) error) (bool, error) {
 	res, err := s.run(ctx, scriptrun.StoreScan, []any{s.base, lo, hi, cur.member, cur.score, cur.last,
 		cur.taken, perNS, mode, scanBytes, steps}).Slice()
 	if err != nil {
@@ -70,7 +71,9 @@ func (s *Store) scanStep(ctx context.Context, lo, hi string, perNS int, mode str
 	*cur = scanCursor{m, sc, last, taken}
 	for _, r := range res[5:] {
 		if e, ok := decodeScanEntry(r); ok {
-			fn(e)
+			if err := fn(e); err != nil {
+				return false, err
+			}
 		}
 	}
 	return done == 1, nil

@@ -32,7 +32,7 @@ func checkScanResumes(t *testing.T, rdb redis.UniversalClient) {
 	var cur scanCursor
 	touched := map[string]bool{}
 	for step := 0; ; step++ {
-		done, err := s.scanStep(ctx, lo, hi, 0, "u", 3, &cur, func(e scanEntry) { seen[e.id]++ })
+		done, err := s.scanStep(ctx, lo, hi, 0, "u", 3, &cur, func(e scanEntry) error { seen[e.id]++; return nil })
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -155,19 +155,26 @@ func (s *Store) rank(ctx context.Context, r *searchReq) ([]candidate, error) {
 	} else if r.vector == nil {
 		perNS = top.k // the newest k of each namespace hold the newest k of all
 	}
-	err := s.scan(ctx, lo, hi, perNS, mode, func(e scanEntry) {
-		if r.filter != nil && !r.filter.match(e.value) {
-			return
+	err := s.scan(ctx, lo, hi, perNS, mode, func(e scanEntry) error {
+		if r.filter != nil {
+			value, err := s.scannedValue(ctx, e)
+			if err != nil {
+				return err
+			}
+			if !r.filter.match(value) {
+				return nil
+			}
 		}
 		c := candidate{id: e.id, updated: e.updated}
 		if r.vector != nil {
 			sc, ok := q.score(e.nvec, e.vectors)
 			if !ok {
-				return // stored without vectors
+				return nil // stored without vectors
 			}
 			c.score = sc
 		}
 		top.push(c)
+		return nil
 	})
 	if err != nil {
 		return nil, err
