@@ -41,6 +41,11 @@ type config struct {
 	loopTime     time.Duration
 	loopAgents   []int
 	loopPerAgent int
+	// The end-to-end pass on the LangGraph.js runtime (superstep_js.go):
+	// concurrency levels, durability modes and super-steps per pass.
+	jsConc       []int
+	jsDurability []string
+	jsSteps      int
 	// instructions is the -instructions mode (instructions.go).
 	instructions bool
 }
@@ -66,7 +71,7 @@ func parseConfig(args []string) (config, error) {
 		fs.PrintDefaults()
 	}
 	var c config
-	var conc, sizes, hist, peerConc, loopAgents string
+	var conc, sizes, hist, peerConc, loopAgents, jsConc, jsDurability string
 	fs.BoolVar(&c.quick, "quick", false, "a ~30 s smoke run: small sizes, short passes; writes to a temporary -out unless one is given")
 	fs.StringVar(&c.redisURL, "redis-url", os.Getenv("REDIS_URL"), "Redis to measure (default $REDIS_URL; empty: start redis-server on a free loopback port)")
 	fs.IntVar(&c.threads, "threads", 20, "T: threads of the agent workload that the reads read")
@@ -91,6 +96,9 @@ func parseConfig(args []string) (config, error) {
 	fs.IntVar(&c.loopSteps, "superstep-steps", 6000, "end to end: super-steps per pass (invokes of 20), at least 4 invokes per agent (2 with -quick)")
 	fs.DurationVar(&c.loopTime, "superstep-time", 30*time.Second, "end to end: most time per pass")
 	fs.StringVar(&loopAgents, "superstep-agents", "1,64", "end to end: concurrent agents (goroutines sharing one client)")
+	fs.StringVar(&jsConc, "superstep-js-concurrency", "1,64", "end to end on LangGraph.js (bench/peers/js/superstep.mjs, run with the peers): concurrent workers")
+	fs.StringVar(&jsDurability, "superstep-js-durability", "sync,async,exit", "end to end on LangGraph.js: durability modes")
+	fs.IntVar(&c.jsSteps, "superstep-js-steps", 2000, "end to end on LangGraph.js: super-steps per pass (invokes of 20), at least 4 invokes per worker (2 with -quick)")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the harness (redcheck's client side) to this file")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -99,20 +107,22 @@ func parseConfig(args []string) (config, error) {
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if c.quick {
 		quick := map[string]func(){
-			"threads":          func() { c.threads = 4 },
-			"ops":              func() { c.ops = 300 },
-			"rounds":           func() { c.rounds = 3 },
-			"time":             func() { c.budget = 250 * time.Millisecond },
-			"concurrency":      func() { conc = "1,16,64" },
-			"state-sizes":      func() { sizes = "1KB,64KB,1MB" },
-			"history":          func() { hist = "10,100,1000" },
-			"peer-concurrency": func() { peerConc = "1" },
-			"delta-steps":      func() { c.deltaSteps = 300 },
-			"peer-history-max": func() { c.peerHistory = 100 },
-			"peer-timeout":     func() { c.peerTimeout = 60 * time.Second },
-			"out":              func() { c.out = filepath.Join(os.TempDir(), "redcheck-bench-quick") },
-			"superstep-steps":  func() { c.loopSteps = 1200 },
-			"superstep-time":   func() { c.loopTime = 10 * time.Second },
+			"threads":                  func() { c.threads = 4 },
+			"ops":                      func() { c.ops = 300 },
+			"rounds":                   func() { c.rounds = 3 },
+			"time":                     func() { c.budget = 250 * time.Millisecond },
+			"concurrency":              func() { conc = "1,16,64" },
+			"state-sizes":              func() { sizes = "1KB,64KB,1MB" },
+			"history":                  func() { hist = "10,100,1000" },
+			"peer-concurrency":         func() { peerConc = "1" },
+			"delta-steps":              func() { c.deltaSteps = 300 },
+			"peer-history-max":         func() { c.peerHistory = 100 },
+			"peer-timeout":             func() { c.peerTimeout = 60 * time.Second },
+			"out":                      func() { c.out = filepath.Join(os.TempDir(), "redcheck-bench-quick") },
+			"superstep-steps":          func() { c.loopSteps = 1200 },
+			"superstep-time":           func() { c.loopTime = 10 * time.Second },
+			"superstep-js-steps":       func() { c.jsSteps = 200 },
+			"superstep-js-concurrency": func() { jsConc = "1" },
 		}
 		for name, apply := range quick {
 			if !set[name] {
@@ -127,6 +137,18 @@ func parseConfig(args []string) (config, error) {
 	var err error
 	if c.loopAgents, err = parseInts(loopAgents, parseInt); err != nil {
 		return c, fmt.Errorf("-superstep-agents: %w", err)
+	}
+	if c.jsConc, err = parseInts(jsConc, parseInt); err != nil {
+		return c, fmt.Errorf("-superstep-js-concurrency: %w", err)
+	}
+	for _, d := range strings.Split(jsDurability, ",") {
+		if d = strings.TrimSpace(d); d == "" {
+			continue
+		}
+		if d != "sync" && d != "async" && d != "exit" {
+			return c, fmt.Errorf("-superstep-js-durability: %q is not sync, async or exit", d)
+		}
+		c.jsDurability = append(c.jsDurability, d)
 	}
 	if c.concurrency, err = parseInts(conc, parseInt); err != nil {
 		return c, fmt.Errorf("-concurrency: %w", err)
@@ -145,8 +167,8 @@ func parseConfig(args []string) (config, error) {
 		return c, fmt.Errorf("need -threads >= 1, -steps >= 20, -ops >= 10, -time > 0, -delta-steps >= 2, -rounds >= 1")
 	case c.only != "" && c.only != onlySuperStep:
 		return c, fmt.Errorf("-only %q: the one pass that runs alone is %q", c.only, onlySuperStep)
-	case c.loopSteps < 20 || c.loopTime <= 0 || slices.Max(c.loopAgents) > 4096:
-		return c, fmt.Errorf("need -superstep-steps >= 20, -superstep-time > 0, -superstep-agents <= 4096")
+	case c.loopSteps < 20 || c.loopTime <= 0 || slices.Max(c.loopAgents) > 4096 || c.jsSteps < 20 || slices.Max(c.jsConc) > 4096 || len(c.jsDurability) == 0:
+		return c, fmt.Errorf("need -superstep-steps >= 20, -superstep-time > 0, -superstep-agents <= 4096, -superstep-js-steps >= 20, -superstep-js-concurrency <= 4096, a -superstep-js-durability")
 	case !slices.Contains(c.concurrency, 1):
 		return c, fmt.Errorf("-concurrency must include 1 (the latency rows and the ratio to the limit need it)")
 	case slices.Max(c.concurrency) > 4096 || slices.Max(c.history) > 1_000_000 || slices.Max(c.stateSizes) > 64<<20:

@@ -62,6 +62,13 @@ type endToEnd struct {
 	StepsPerInvoke int               `json:"steps_per_invoke"`
 	Metrics        map[string]string `json:"metrics"`
 	Results        []loopResult      `json:"results"`
+	// JS is the same measure on the LangGraph.js runtime (superstep_js.go),
+	// nil when Node did not run it.
+	JS *superStepJS `json:"js,omitempty"`
+	// JSSkipped says why JS is nil.
+	JSSkipped string `json:"js_skipped,omitempty"`
+	// Targets are issue 38's super-step targets, judged on both.
+	Targets []target `json:"targets,omitempty"`
 }
 
 // loopResult is one pass of the loop: every figure per super-step, but the
@@ -146,6 +153,14 @@ func (h *harness) superStepPasses(ctx context.Context, hdr header) (*endToEnd, e
 		e.Results = append(e.Results, rn, ro)
 	}
 	fillAdded(e.Results)
+	if h.cfg.peers {
+		fmt.Fprintf(h.log, "bench: end to end on LangGraph.js (bench/peers/js/superstep.mjs): concurrency %s, durability %s\n",
+			joinInts(h.cfg.jsConc), strings.Join(h.cfg.jsDurability, ","))
+		e.JS, e.JSSkipped = runSuperStepJS(ctx, h.cfg, h.redisURL, h.log)
+	} else {
+		e.JSSkipped = "-peers=false"
+	}
+	e.Targets = superStepTargets(e)
 	e.Machine.LoadAvgEnd = loadAvg()
 	e.DurationS = time.Since(started).Round(100 * time.Millisecond).Seconds()
 	return e, nil
@@ -269,6 +284,23 @@ func writeEndToEnd(b *strings.Builder, h header) {
 			fmtOrDash(r.RoundTrips, 2), count(r.BytesPerStep))
 	}
 	b.WriteString("\n")
+	writeSuperStepJS(b, e)
+}
+
+// printEndToEndJS writes the LangGraph.js table (or why it did not run)
+// and the super-step targets.
+func printEndToEndJS(w io.Writer, e *endToEnd) {
+	if e == nil {
+		return
+	}
+	fmt.Fprintln(w)
+	if e.JS != nil {
+		printSuperStepJS(w, e.JS)
+	} else if e.JSSkipped != "" {
+		fmt.Fprintf(w, "end to end on LangGraph.js: not run: %s\n", e.JSSkipped)
+	}
+	fmt.Fprintln(w)
+	printSuperStepTargets(w, e.Targets)
 }
 
 // ms formats microseconds as milliseconds: two decimals below 10 ms, one
@@ -306,6 +338,7 @@ func (h *harness) runOnlySuperStep(ctx context.Context, hdr header, stdout io.Wr
 	}
 	fmt.Fprintln(stdout)
 	printLoopTable(stdout, e)
+	printEndToEndJS(stdout, e)
 	js, err := mergeEndToEnd(h.cfg.out, e, hdr)
 	if err != nil {
 		return err

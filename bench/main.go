@@ -41,11 +41,13 @@ import (
 
 // harness holds one run.
 type harness struct {
-	cfg    config
-	opt    redis.Options
-	runID  string
-	client *redis.Client // measured: redcheck
-	meter  *meter
+	cfg config
+	opt redis.Options
+	// redisURL is the server measured (the Node harnesses get it too).
+	redisURL string
+	runID    string
+	client   *redis.Client // measured: redcheck
+	meter    *meter
 	// lclient measures the limit: a client like client, with its own meter.
 	lclient *redis.Client
 	lmeter  *meter
@@ -127,7 +129,7 @@ func run(ctx context.Context, cfg config, stdout, log io.Writer) error {
 	var rid [4]byte
 	_, _ = rand.Read(rid[:])
 	pool := max(slices.Max(cfg.concurrency), slices.Max(cfg.loopAgents))
-	h := &harness{cfg: cfg, opt: *opt, runID: hex.EncodeToString(rid[:]), meter: &meter{}, lmeter: &meter{},
+	h := &harness{cfg: cfg, opt: *opt, redisURL: redisURL, runID: hex.EncodeToString(rid[:]), meter: &meter{}, lmeter: &meter{},
 		stateBytes: map[string]int{}, log: log}
 	h.client = newClient(*opt, pool, h.meter)
 	h.lclient = newClient(*opt, pool, h.lmeter)
@@ -249,6 +251,7 @@ func run(ctx context.Context, cfg config, stdout, log io.Writer) error {
 	fmt.Fprintln(stdout)
 	if hdr.EndToEnd != nil {
 		printLoopTable(stdout, hdr.EndToEnd)
+		printEndToEndJS(stdout, hdr.EndToEnd)
 		fmt.Fprintln(stdout)
 	}
 	printTargets(stdout, hdr.Targets)
