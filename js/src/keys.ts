@@ -1,6 +1,6 @@
 // Keys of the redcheck storage format, version 2 (docs/storage-format.md).
 // Every function here is pinned by testdata/format/keys.json.
-import { randomBytes } from "node:crypto";
+import { randomBytesFromPool } from "./random.js";
 import { InvalidConfigError } from "./errors.js";
 
 export const FORMAT_VERSION = 3;
@@ -103,7 +103,7 @@ const GEN_ALPHABET = "abcdefghijklmnopqrstuvwxyz234567";
 
 /** newGen returns a fresh generation (or call) token: 13 random characters of [a-z2-7]. */
 export function newGen(): string {
-  const b = randomBytes(13);
+  const b = randomBytesFromPool(13);
   let s = "";
   for (const c of b) s += GEN_ALPHABET[c & 31];
   return s;

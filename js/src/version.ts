@@ -4,7 +4,7 @@
 // that is a plain decimal integer (no leading zero, at most 15 digits) reads
 // back as a number; any other version stays a string, such as the ones
 // nextVersion (and the Go saver's checkpoint.NextVersion) makes.
-import { randomBytes } from "node:crypto";
+import { randomBytesFromPool } from "./random.js";
 import { InvalidCheckpointError } from "./errors.js";
 
 const WIDTH = 12;
@@ -43,7 +43,7 @@ export function nextVersion(current: string | number | undefined): string {
 }
 
 function format(digits: string, width: number): string {
-  return "0".repeat(Math.max(0, width - digits.length)) + digits + "." + randomBytes(4).toString("hex");
+  return "0".repeat(Math.max(0, width - digits.length)) + digits + "." + randomBytesFromPool(4).toString("hex");
 }
 
 function increment(s: string): string {
