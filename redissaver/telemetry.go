@@ -3,14 +3,12 @@ package redissaver
 import (
 	"context"
 	"errors"
-	"io"
 	"log/slog"
-	"net"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/internal/dbtel"
 	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -64,10 +62,6 @@ const (
 	metricDataLoss = "redcheck.client.data_loss"
 	metricRefused  = "redcheck.client.refused_writes"
 )
-
-// durationBuckets are the bucket bounds, in seconds, that the database
-// conventions advise for db.client.operation.duration.
-var durationBuckets = []float64{0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10}
 
 // opKind is a public operation of the saver: each call is one span.
 type opKind uint8
@@ -145,7 +139,7 @@ func newTelemetry(o Options, rdb redis.UniversalClient) *telemetry {
 	var err error
 	if t.duration, err = meter.Float64Histogram(metricDuration, metric.WithUnit("s"),
 		metric.WithDescription("Duration of the saver's operations, each call one data point (a List: the time spent in the saver)."),
-		metric.WithExplicitBucketBoundaries(durationBuckets...)); err != nil {
+		metric.WithExplicitBucketBoundaries(dbtel.DurationBuckets...)); err != nil {
 		otel.Handle(err)
 	}
 	if t.dataLoss, err = meter.Int64Counter(metricDataLoss, metric.WithUnit("{detection}"),
@@ -156,7 +150,7 @@ func newTelemetry(o Options, rdb redis.UniversalClient) *telemetry {
 		metric.WithDescription("Put and PutWrites calls refused with nothing written, by error.type.")); err != nil {
 		otel.Handle(err)
 	}
-	server := serverAttrs(rdb)
+	server := dbtel.ServerAttrs(rdb)
 	for op := range numOps {
 		attrs := []attribute.KeyValue{attrDBSystem.String("redis"), attrDBOperation.String(operations[op].name), attrPrefix.String(o.Prefix)}
 		attrs = append(attrs, server...)
@@ -177,31 +171,6 @@ func (t *telemetry) withBase(op opKind, kv ...attribute.KeyValue) metric.Measure
 	attrs = append(attrs, t.base[op]...)
 	attrs = append(attrs, kv...)
 	return metric.WithAttributeSet(attribute.NewSet(attrs...))
-}
-
-// serverAttrs are server.address and server.port of a *redis.Client with
-// one address; none for a Cluster, a ring or a failover client.
-func serverAttrs(rdb redis.UniversalClient) []attribute.KeyValue {
-	c, ok := rdb.(*redis.Client)
-	if !ok {
-		return nil
-	}
-	o := c.Options()
-	switch {
-	case o.Addr == "" || o.Addr == "FailoverClient":
-		return nil
-	case o.Network == "unix":
-		return []attribute.KeyValue{attrServerAddr.String(o.Addr)}
-	}
-	host, port, err := net.SplitHostPort(o.Addr)
-	if err != nil {
-		return []attribute.KeyValue{attrServerAddr.String(o.Addr)}
-	}
-	out := []attribute.KeyValue{attrServerAddr.String(host)}
-	if p, err := strconv.Atoi(port); err == nil {
-		out = append(out, attrServerPort.Int(p))
-	}
-	return out
 }
 
 // opCall is one call of a public operation under way: its span, and what
@@ -360,7 +329,7 @@ func (c *opCall) failed(err error, elapsed float64) {
 	t := c.s.tel
 	kind := errorType(err)
 	attrs := []attribute.KeyValue{attrErrorType.String(kind)}
-	if code := redisStatus(err); code != "" {
+	if code := dbtel.RedisStatus(err); code != "" {
 		attrs = append(attrs, attrDBStatus.String(code))
 	}
 	withKind := t.withBase(c.op, attrs...)
@@ -386,7 +355,7 @@ func refusal(err error, kind string) bool {
 	case kindCorrupt, kindCanceled, kindDeadline, kindNetwork, kindOther, kindNotFound:
 		return false
 	}
-	return redisStatus(err) != ""
+	return dbtel.RedisStatus(err) != ""
 }
 
 // log writes the record of a data loss (Warn) or a prefix reset (Error)
@@ -446,7 +415,7 @@ func (c *opCall) endSpan(err error) {
 	if err != nil && !c.miss(err) {
 		kind := errorType(err)
 		attrs = append(attrs, attrErrorType.String(kind))
-		if code := redisStatus(err); code != "" {
+		if code := dbtel.RedisStatus(err); code != "" {
 			attrs = append(attrs, attrDBStatus.String(code))
 		}
 		shown := err
@@ -504,31 +473,13 @@ func errorType(err error) string {
 	case errors.Is(err, context.DeadlineExceeded):
 		return kindDeadline
 	}
-	if code := redisStatus(err); code != "" {
+	if code := dbtel.RedisStatus(err); code != "" {
 		return code
 	}
-	var ne net.Error
-	if errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+	if dbtel.IsNetwork(err) {
 		return kindNetwork
 	}
 	return kindOther
-}
-
-// redisStatus is the prefix of the error Redis answered ("ERR", "OOM",
-// "READONLY"...), "" when err holds none.
-func redisStatus(err error) string {
-	var re redis.Error
-	if !errors.As(err, &re) || errors.Is(err, redis.Nil) {
-		return ""
-	}
-	code := re.Error()
-	if i := strings.IndexByte(code, ' '); i >= 0 {
-		code = code[:i]
-	}
-	if code == "" || len(code) > 32 || strings.TrimLeft(code, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_") != "" {
-		return "ERR"
-	}
-	return code
 }
 
 // quotesNoData reports whether the messages of errors of kind quote nothing

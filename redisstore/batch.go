@@ -78,7 +78,10 @@ type Result struct {
 // single-op methods for the sentinels) and nothing is written. When a
 // write script fails after others succeeded, the error says how many
 // writes were applied.
-func (s *Store) Batch(ctx context.Context, ops []Op) ([]Result, error) {
+func (s *Store) Batch(ctx context.Context, ops []Op) (_ []Result, err error) {
+	ctx, call := s.begin(ctx, opBatch)
+	defer func() { call.end(err) }()
+	call.set(attrOps.Int(len(ops)))
 	results := make([]Result, len(ops))
 	var (
 		gets    [2][]getReq // [refresh off, on]

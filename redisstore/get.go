@@ -24,7 +24,10 @@ func WithRefresh(r Refresh) GetOption {
 //
 // Errors: ErrNotFound when there is no live item there; ErrInvalidNamespace,
 // ErrInvalidKey, ErrInvalidArgument; ErrCorrupt; or the Redis error, wrapped.
-func (s *Store) Get(ctx context.Context, namespace []string, key string, opts ...GetOption) (*Item, error) {
+func (s *Store) Get(ctx context.Context, namespace []string, key string, opts ...GetOption) (_ *Item, err error) {
+	ctx, call := s.begin(ctx, opGet)
+	defer func() { call.end(err) }()
+	call.item(namespace, key)
 	var cfg getConfig
 	for _, o := range opts {
 		if o != nil {
@@ -81,6 +84,13 @@ func (s *Store) getItems(ctx context.Context, refresh bool, gs []getReq) ([]*Ite
 		items, err := s.decodeGets(ctx, chunk, res)
 		if err != nil {
 			return nil, err
+		}
+		for _, r := range res {
+			if raw, ok := r.([]any); ok && len(raw) > 0 {
+				if v, ok := raw[0].(string); ok {
+					readBytes(ctx, len(v))
+				}
+			}
 		}
 		out = append(out, items...)
 	}

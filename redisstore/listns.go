@@ -43,7 +43,15 @@ const listSteps = 200
 // ErrInvalidArgument (a negative Limit, Offset or MaxDepth, or a Limit or
 // Offset above MaxListLimit or MaxListOffset), ErrCorrupt, or the Redis
 // error, wrapped.
-func (s *Store) ListNamespaces(ctx context.Context, opts ListNamespacesOptions) ([][]string, error) {
+func (s *Store) ListNamespaces(ctx context.Context, opts ListNamespacesOptions) (out [][]string, err error) {
+	ctx, call := s.begin(ctx, opListNamespaces)
+	defer func() {
+		call.set(attrItems.Int(len(out)), attrLimit.Int(opts.Limit), attrOffset.Int(opts.Offset))
+		call.end(err)
+	}()
+	if opts.Prefix != nil {
+		call.item(opts.Prefix, "")
+	}
 	q, err := s.prepareList(opts)
 	if err != nil {
 		return nil, err

@@ -1,10 +1,13 @@
 package redisstore
 
 import (
+	"log/slog"
 	"time"
 
 	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/graphstate/redcheck/internal/keys"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Defaults and limits.
@@ -115,6 +118,19 @@ type Options struct {
 	// an Embedder with Encryption (ErrInvalidOptions), and semantic search
 	// is not available on an encrypted store.
 	EmbeddingsInClear bool
+
+	// TracerProvider receives a span per call of each public operation
+	// (default: otel.GetTracerProvider(), a no-op until the application
+	// installs an SDK); MeterProvider the store's metrics (default:
+	// otel.GetMeterProvider()). See docs/observability.md: no span, metric
+	// or log holds an item's value, a vector, a query's text or a filter;
+	// namespaces and keys are span attributes, never metric attributes.
+	TracerProvider trace.TracerProvider
+	MeterProvider  metric.MeterProvider
+
+	// Logger, when set, receives a record of each data loss the store
+	// detects (Warn). Nil: no logs.
+	Logger *slog.Logger
 }
 
 // withDefaults validates o and fills in its defaults.

@@ -66,7 +66,10 @@ type write struct {
 // ErrInvalidArgument (a bad TTL or field path), ErrEmbedding, or the Redis
 // error, wrapped. Nothing is written when an error is returned before the
 // round trip.
-func (s *Store) Put(ctx context.Context, namespace []string, key string, value map[string]any, opts ...PutOption) error {
+func (s *Store) Put(ctx context.Context, namespace []string, key string, value map[string]any, opts ...PutOption) (err error) {
+	ctx, call := s.begin(ctx, opPut)
+	defer func() { call.end(err) }()
+	call.item(namespace, key)
 	w, err := s.preparePut(namespace, key, value, opts)
 	if err != nil {
 		return err
@@ -78,7 +81,10 @@ func (s *Store) Put(ctx context.Context, namespace []string, key string, value m
 // entries: one round trip. Deleting an absent item is not an error.
 //
 // Errors: ErrInvalidNamespace, ErrInvalidKey, or the Redis error, wrapped.
-func (s *Store) Delete(ctx context.Context, namespace []string, key string) error {
+func (s *Store) Delete(ctx context.Context, namespace []string, key string) (err error) {
+	ctx, call := s.begin(ctx, opDelete)
+	defer func() { call.end(err) }()
+	call.item(namespace, key)
 	w, err := prepareDelete(namespace, key)
 	if err != nil {
 		return err
@@ -91,8 +97,12 @@ func (s *Store) Delete(ctx context.Context, namespace []string, key string) erro
 // and returns how many entries it removed. Every write already sweeps a few
 // entries, and reads never return expired items, so calling Sweep is only
 // needed to reclaim memory sooner, say from a periodic job.
-func (s *Store) Sweep(ctx context.Context) (int, error) {
-	total := 0
+func (s *Store) Sweep(ctx context.Context) (total int, err error) {
+	ctx, call := s.begin(ctx, opSweep)
+	defer func() {
+		call.set(attrSwept.Int(total))
+		call.end(err)
+	}()
 	for {
 		res, err := s.run(ctx, scriptrun.StoreWrite, []any{s.base, sweepBatch, 0}).Slice()
 		if err != nil {
@@ -197,6 +207,11 @@ func (s *Store) writeAll(ctx context.Context, ws []*write) error {
 		res, err := s.run(ctx, scriptrun.StoreWrite, s.writeArgs(ws[done:end], sweepPerWrite)).Slice()
 		if err == nil {
 			_, err = sweptCount(res)
+		}
+		if err == nil {
+			for _, w := range ws[done:end] {
+				wrote(ctx, len(w.value)+len(w.vecs.float))
+			}
 		}
 		if err != nil {
 			if done > 0 {

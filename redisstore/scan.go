@@ -71,6 +71,7 @@ func (s *Store) scanStep(ctx context.Context, lo, hi string, perNS int, mode str
 	*cur = scanCursor{m, sc, last, taken}
 	for _, r := range res[5:] {
 		if e, ok := decodeScanEntry(r); ok {
+			readBytes(ctx, len(e.value)+len(e.vectors))
 			if err := fn(e); err != nil {
 				return false, err
 			}

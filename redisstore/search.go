@@ -65,7 +65,15 @@ type SearchOptions struct {
 // Errors: ErrInvalidNamespace, ErrInvalidFilter, ErrInvalidArgument
 // (negative Limit or Offset, or above MaxSearchLimit or MaxSearchOffset);
 // ErrEmbedding; ErrCorrupt; or the Redis error, wrapped.
-func (s *Store) Search(ctx context.Context, namespacePrefix []string, opts SearchOptions) ([]SearchItem, error) {
+func (s *Store) Search(ctx context.Context, namespacePrefix []string, opts SearchOptions) (out []SearchItem, err error) {
+	ctx, call := s.begin(ctx, opSearch)
+	defer func() {
+		// Whether a query and a filter were given, never what they hold.
+		call.set(attrItems.Int(len(out)), attrQuery.Bool(opts.Query != ""), attrFiltered.Bool(len(opts.Filter) > 0),
+			attrLimit.Int(opts.Limit), attrOffset.Int(opts.Offset))
+		call.end(err)
+	}()
+	call.item(namespacePrefix, "")
 	req, err := s.prepareSearch(namespacePrefix, opts)
 	if err != nil {
 		return nil, err

@@ -20,6 +20,7 @@ type Store struct {
 	fields   []path // parsed Options.Fields
 	base     string // "{Prefix}:", the start of every key
 	registry string // "{Prefix}:ns"
+	tel      *telemetry
 }
 
 // New returns a Store that keeps its items in rdb under opts.Prefix. The
@@ -44,7 +45,7 @@ func New(ctx context.Context, rdb redis.UniversalClient, opts Options) (*Store, 
 	if err := checkMeta(ctx, rdb, base+"meta", registry, o.Dims); err != nil {
 		return nil, err
 	}
-	return &Store{rdb: rdb, opts: o, fields: fields, base: base, registry: registry}, nil
+	return &Store{rdb: rdb, opts: o, fields: fields, base: base, registry: registry, tel: newTelemetry(o, rdb)}, nil
 }
 
 // storeFormat is the version of the store's layout (docs/storage-format.md).
@@ -135,8 +136,11 @@ func (s *Store) Options() Options {
 // node the store's slot lives on), so that the first call of each operation
 // is one round trip. Calling it is optional: a script missing from Redis's
 // cache is sent again transparently, at the cost of one more round trip.
-func (s *Store) LoadScripts(ctx context.Context) error {
+func (s *Store) LoadScripts(ctx context.Context) (err error) {
+	ctx, call := s.begin(ctx, opLoadScripts)
+	defer func() { call.end(err) }()
 	for _, sc := range storeScripts {
+		sent(ctx)
 		if err := sc.Load(ctx, s.rdb).Err(); err != nil {
 			return redisErr("load scripts", err)
 		}
@@ -149,5 +153,6 @@ var storeScripts = []*redis.Script{scriptrun.StoreWrite, scriptrun.StoreGet, scr
 // run runs a script on the store's slot: EVALSHA, then EVAL when Redis does
 // not have it cached.
 func (s *Store) run(ctx context.Context, sc *redis.Script, args []any) *redis.Cmd {
+	sent(ctx)
 	return scriptrun.Run(ctx, s.rdb, sc, []string{s.registry}, args...)
 }

@@ -94,7 +94,10 @@ func (s *Subscriber) Subscribe(ctx context.Context, q Query) iter.Seq2[Event, er
 					if err == nil && q.CheckpointNS != nil && ev.CheckpointNS != *q.CheckpointNS {
 						continue
 					}
-					if !yield(ev, err) {
+					span := s.tel.delivery(ctx, st.Stream, ev, err)
+					more := yield(ev, err)
+					span.End()
+					if !more {
 						return false
 					}
 				}

@@ -55,6 +55,11 @@ type telemetry struct {
 	buried   metric.Int64Counter
 	meter    metric.Meter
 	lag      metric.Int64ObservableGauge
+	// receive holds the start options of Subscribe's spans, received the
+	// options of its consumed.messages points (ok, and malformed).
+	receive          []trace.SpanStartOption
+	received         metric.AddOption
+	receivedBadEvent metric.AddOption
 }
 
 func newTelemetry(o Options) *telemetry {
@@ -67,6 +72,11 @@ func newTelemetry(o Options) *telemetry {
 	}
 	meter := mp.Meter(instrumentationName)
 	t := &telemetry{tracer: tp.Tracer(instrumentationName), meter: meter}
+	recv := []attribute.KeyValue{attrSystem.String("redis"), attrOpName.String("receive")}
+	t.received = metric.WithAttributeSet(attribute.NewSet(recv...))
+	t.receivedBadEvent = metric.WithAttributeSet(attribute.NewSet(append(recv[:2:2], attrErrorType.String(kindMalformed))...))
+	t.receive = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer),
+		trace.WithAttributes(append(recv[:2:2], attrOpType.String("receive"))...)}
 	var err error
 	if t.duration, err = meter.Float64Histogram("messaging.process.duration", metric.WithUnit("s"),
 		metric.WithDescription("Duration of a consumer's handling of one event: its handler and its acknowledgement."),
@@ -194,6 +204,34 @@ func (ct *consumerTel) event(ctx context.Context, stream, id, traceparent, trace
 		span.SetAttributes(attrDestination.String(stream), attrMessageID.String(id))
 	}
 	return ctx, span
+}
+
+// delivery starts the span of one event Subscribe yields (name
+// "receive", kind consumer), linked to the span that wrote the event when
+// it carries its trace context; the caller ends it when the yield returns,
+// so that it spans the subscriber's handling of the event.
+func (t *telemetry) delivery(ctx context.Context, stream string, ev Event, decodeErr error) trace.Span {
+	opts := t.receive
+	if ev.TraceParent != "" {
+		if sc := ev.SpanContext(); sc.IsValid() {
+			opts = append(opts[:len(opts):len(opts)], trace.WithLinks(trace.Link{SpanContext: sc}))
+		}
+	}
+	_, span := t.tracer.Start(ctx, "receive", opts...)
+	if decodeErr != nil {
+		t.consumed.Add(ctx, 1, t.receivedBadEvent)
+	} else {
+		t.consumed.Add(ctx, 1, t.received)
+	}
+	if span.IsRecording() {
+		span.SetAttributes(attrDestination.String(stream), attrMessageID.String(ev.ID))
+		describe(span, ev)
+		if decodeErr != nil {
+			span.SetAttributes(attrErrorType.String(kindMalformed))
+			span.SetStatus(codes.Error, kindMalformed)
+		}
+	}
+	return span
 }
 
 // describe adds the event's address to a recording span.

@@ -130,3 +130,54 @@ func consumeLinksToWriter(t *testing.T, rdb redis.UniversalClient) {
 		}
 	}
 }
+
+// TestSubscribeSpans: each event Subscribe yields is one "receive" span of
+// kind consumer, with the event's address, linked to the span that wrote
+// it, and lasting until the caller's loop body returns; a counter counts the
+// deliveries.
+func TestSubscribeSpans(t *testing.T) { forTiers(t, subscribeSpans) }
+
+func subscribeSpans(t *testing.T, rdb redis.UniversalClient) {
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	s := newSaver(t, rdb, redissaver.Options{Shards: 1, TracerProvider: tp})
+	ctx := context.Background()
+	cp := checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(), TS: "ts", ChannelValues: map[string]any{"msgs": "x"}, ChannelVersions: map[string]string{"msgs": "1"}}
+	if _, err := s.Put(ctx, checkpoint.Config{ThreadID: "sub"}, cp, checkpoint.Metadata{"step": 0}, map[string]string{"msgs": "1"}); err != nil {
+		t.Fatal(err)
+	}
+	putSpan := exp.GetSpans()[0]
+	exp.Reset()
+	sub, err := stream.New(rdb, stream.Options{Prefix: keys.Of(s).Prefix(), Shards: 1, Block: 50 * time.Millisecond, TracerProvider: tp})
+	must(t, err)
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for ev, err := range sub.Subscribe(sctx, stream.Query{ThreadID: "sub", From: stream.FromBeginning}) {
+		must(t, err)
+		if n := len(exp.GetSpans()); n != 0 {
+			t.Errorf("%d spans ended before the loop body returned", n)
+		}
+		if ev.CheckpointID != cp.ID {
+			t.Fatalf("event of %s, want %s", ev.CheckpointID, cp.ID)
+		}
+		break
+	}
+	spans := exp.GetSpans()
+	if len(spans) != 1 {
+		t.Fatalf("%d spans, want one receive span", len(spans))
+	}
+	sp := spans[0]
+	attrs := map[string]string{}
+	for _, kv := range sp.Attributes {
+		attrs[string(kv.Key)] = kv.Value.Emit()
+	}
+	if sp.Name != "receive" || sp.SpanKind != trace.SpanKindConsumer || attrs["messaging.operation.name"] != "receive" ||
+		attrs["messaging.system"] != "redis" || attrs["redcheck.thread_id"] != "sub" || attrs["redcheck.checkpoint_id"] != cp.ID ||
+		attrs["messaging.destination.name"] != keys.Of(s).Events("sub") {
+		t.Errorf("receive span %s, kind %v, attributes %v", sp.Name, sp.SpanKind, attrs)
+	}
+	if len(sp.Links) != 1 || !sp.Links[0].SpanContext.Equal(putSpan.SpanContext.WithRemote(true)) {
+		t.Errorf("receive span links %v, want the Put's span %v", sp.Links, putSpan.SpanContext)
+	}
+}
