@@ -564,6 +564,6 @@ func (c *consumer_) bury(ctx context.Context, stream string, msg redis.XMessage,
 		c.opts.OnError(Event{}, fmt.Errorf("stream: dead letter: %w", err))
 		return
 	}
-	c.tel.dead(ctx)
+	c.tel.dead(ctx, stream, msg.ID, dead)
 	c.followTTL(ctx, dead, ttl.Val(), deadTTL.Val())
 }

@@ -2,6 +2,7 @@ package stream
 
 import (
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/graphstate/redcheck/checkpoint"
@@ -52,6 +53,11 @@ type Options struct {
 	// means otel.GetMeterProvider(): a no-op until the application installs
 	// an OpenTelemetry SDK.
 	MeterProvider metric.MeterProvider
+	// Logger, when set, receives what an operator must know and a handler
+	// does not see: a gap a consumer reported (events may be lost to its
+	// group) and an event moved to the dead-letter stream, both at Warn
+	// (docs/observability.md). Nil: no logs.
+	Logger *slog.Logger
 }
 
 // Subscriber reads the events of one prefix. It is safe for concurrent use.

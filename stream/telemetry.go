@@ -3,6 +3,7 @@ package stream
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"time"
 
 	"github.com/graphstate/redcheck/internal/tracectx"
@@ -60,6 +61,7 @@ type telemetry struct {
 	receive          []trace.SpanStartOption
 	received         metric.AddOption
 	receivedBadEvent metric.AddOption
+	logger           *slog.Logger // nil: no logs
 }
 
 func newTelemetry(o Options) *telemetry {
@@ -71,7 +73,7 @@ func newTelemetry(o Options) *telemetry {
 		mp = otel.GetMeterProvider()
 	}
 	meter := mp.Meter(instrumentationName)
-	t := &telemetry{tracer: tp.Tracer(instrumentationName), meter: meter}
+	t := &telemetry{tracer: tp.Tracer(instrumentationName), meter: meter, logger: o.Logger}
 	recv := []attribute.KeyValue{attrSystem.String("redis"), attrOpName.String("receive")}
 	t.received = metric.WithAttributeSet(attribute.NewSet(recv...))
 	t.receivedBadEvent = metric.WithAttributeSet(attribute.NewSet(append(recv[:2:2], attrErrorType.String(kindMalformed))...))
@@ -160,6 +162,7 @@ func (c *consumer_) watchLag() metric.Registration {
 // built once.
 type consumerTel struct {
 	t     *telemetry
+	group string
 	name  string // the spans' name
 	start []trace.SpanStartOption
 	base  []attribute.KeyValue
@@ -173,6 +176,7 @@ func (t *telemetry) consumer(group string) *consumerTel {
 	set := metric.WithAttributeSet(attribute.NewSet(base...))
 	return &consumerTel{
 		t:     t,
+		group: group,
 		name:  "process " + group,
 		start: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer), trace.WithAttributes(span...)},
 		base:  base,
@@ -273,14 +277,25 @@ func (ct *consumerTel) done(ctx context.Context, span trace.Span, began time.Tim
 	span.End()
 }
 
-// gap counts a gap the consumer reports.
+// gap counts a gap the consumer reports, and logs it (Warn).
 func (ct *consumerTel) gap(g *GapError) {
 	ct.t.gaps.Add(context.Background(), 1, ct.with(attrGapReason.String(g.Reason)))
+	if ct.t.logger != nil {
+		ct.t.logger.LogAttrs(context.Background(), slog.LevelWarn, "redcheck: a consumer group's stream has a gap: events may be lost to the group",
+			slog.String(string(attrGroup), ct.group), slog.String(string(attrDestination), g.Stream), slog.String(string(attrGapReason), g.Reason),
+			slog.String("from", g.From), slog.String("to", g.To), slog.Int("lost", len(g.Lost)))
+	}
 }
 
-// dead counts an event moved to the dead-letter stream.
-func (ct *consumerTel) dead(ctx context.Context) {
+// dead counts an event moved to the dead-letter stream, and logs it
+// (Warn).
+func (ct *consumerTel) dead(ctx context.Context, stream, id, deadStream string) {
 	ct.t.buried.Add(ctx, 1, ct.okAdd...)
+	if ct.t.logger != nil {
+		ct.t.logger.LogAttrs(ctx, slog.LevelWarn, "redcheck: an event was moved to the dead-letter stream after its last delivery failed",
+			slog.String(string(attrGroup), ct.group), slog.String(string(attrDestination), stream), slog.String(string(attrMessageID), id),
+			slog.String("dead_letter_stream", deadStream))
+	}
 }
 
 // handleKind is the error kind of a handling that failed with err at the
