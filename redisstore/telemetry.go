@@ -311,6 +311,7 @@ const (
 	kindInvalidArgument  = "invalid_argument"
 	kindEmbedding        = "embedding"
 	kindCorrupt          = "corrupt"
+	kindDecrypt          = "decrypt"
 	kindCanceled         = "canceled"
 	kindDeadline         = "deadline_exceeded"
 	kindNetwork          = "network"
@@ -341,6 +342,8 @@ func errorType(err error) string {
 		return kindEmbedding
 	case errors.Is(err, ErrCorrupt):
 		return kindCorrupt
+	case errors.Is(err, checkpoint.ErrDecrypt):
+		return kindDecrypt
 	case errors.Is(err, context.Canceled):
 		return kindCanceled
 	case errors.Is(err, context.DeadlineExceeded):
@@ -362,7 +365,7 @@ func errorType(err error) string {
 // that does not decode.
 func quotesNoData(kind string) bool {
 	switch kind {
-	case kindInvalidValue, kindInvalidFilter, kindEmbedding, kindCorrupt, kindOther:
+	case kindInvalidValue, kindInvalidFilter, kindEmbedding, kindCorrupt, kindDecrypt, kindOther:
 		return false
 	}
 	return true
