@@ -194,6 +194,11 @@
 // delivered, per stream), through
 // Options.TracerProvider and Options.MeterProvider (default: the global
 // providers, no-ops until the application installs an SDK). No span or
-// metric holds a value or an error's message. docs/observability.md lists
-// them.
+// metric holds a value or an error's message. The handler's span links to
+// the span that wrote the event, whose W3C trace context the event carries
+// (Event.TraceParent, Event.TraceState, Event.SpanContext). Subscribe
+// reports each event it yields as a "receive" span, linked the same way,
+// that lasts until the caller's loop body returns. Options.Logger, when
+// set, receives the gaps a consumer meets and the events it dead-letters.
+// docs/observability.md lists them.
 package stream
