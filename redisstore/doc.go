@@ -220,4 +220,18 @@
 // (every call, and New, answer ErrDataLoss). One loss cannot be told: a
 // namespace index lost while its items had a TTL reads as a namespace whose
 // items expired.
+//
+// # Observability
+//
+// Each call of a public operation is one OpenTelemetry span of kind client
+// (StorePut, StoreGet, StoreSearch...: the database conventions'
+// attributes, the namespace and key it addresses, its round trips and
+// bytes), with the metrics db.client.operation.duration,
+// redcheck.client.data_loss, redcheck.store.written and
+// redcheck.store.read, through Options.TracerProvider and
+// Options.MeterProvider (default: the global providers, no-ops until the
+// application installs an SDK); Options.Logger receives the data losses the
+// store detects. No span, metric or log holds an item's value, a vector, a
+// query's text or a filter; namespaces and keys are span attributes, never
+// metric attributes. docs/observability.md lists them.
 package redisstore
