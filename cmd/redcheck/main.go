@@ -16,13 +16,15 @@
 //	diff     print what changed in the channel values between two checkpoints
 //	export   write the checkpoints of threads to a file, one JSON object a line
 //	import   store the checkpoints of an export file
+//	rekey    re-encrypt the stored values under the keyring's current key
 //
 // The inspection commands (threads, history, show, diff) only read, and
 // print JSON with --json; export writes a file that import stores again
-// (import is the one command that writes to Redis). Run
+// (import and rekey are the commands that write to Redis). Run
 // "redcheck <command> -h" for a command's flags; docs/cli.md is the
 // reference. Exit status: 0 when all is well, 1 when the command found a
-// problem (check: a violation; import: a thread that exists already) or what
+// problem (check: a violation; import: a thread that exists already; rekey:
+// values left that are not under the current key) or what
 // it was asked for does not exist (history, show, diff, export), 2 for a
 // usage error, a bad export file, or when Redis cannot be reached or fails.
 package main
@@ -66,6 +68,7 @@ var commands = []command{
 	{"diff", "print what changed in the channel values between two checkpoints", runDiff},
 	{"export", "write the checkpoints of threads to a file, one JSON object a line", runExport},
 	{"import", "store the checkpoints of an export file", runImport},
+	{"rekey", "re-encrypt the stored values under the keyring's current key", runRekey},
 }
 
 func main() {

@@ -25,6 +25,9 @@ var (
 	BlobGC       = load("blob_gc.lua")
 	CheckThread  = load("check_thread.lua")
 	CheckShard   = load("check_shard.lua")
+	// Rekey replaces values by their re-encrypted form, compare-and-set
+	// (redcheck rekey).
+	Rekey = load("rekey.lua")
 
 	// The store's: writes, reads by key, one step of a walk over items
 	// (Search), one step of a walk over namespaces (ListNamespaces).

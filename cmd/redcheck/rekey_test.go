@@ -1,0 +1,371 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/internal/codec"
+	"github.com/graphstate/redcheck/internal/keys"
+	"github.com/graphstate/redcheck/internal/redistest"
+	"github.com/graphstate/redcheck/internal/scriptrun"
+	"github.com/graphstate/redcheck/internal/seal"
+	"github.com/graphstate/redcheck/redisstore"
+	"github.com/redis/go-redis/v9"
+)
+
+// testKey is the key of id in the tests: 32 bytes of its last character.
+func testKey(id string) []byte { return bytes.Repeat([]byte(id[len(id)-1:]), checkpoint.KeySize) }
+
+// keyFile writes the key of id into a file of the test's directory, as
+// text (hex), and returns the --key flag that names it.
+func keyFile(t *testing.T, id string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), id+".key")
+	if err := os.WriteFile(path, []byte(hex.EncodeToString(testKey(id))+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return id + "=" + path
+}
+
+// testRing is the keyring of ids, current the first.
+func testRing(t *testing.T, ids ...string) *checkpoint.Keyring {
+	t.Helper()
+	m := map[string][]byte{}
+	for _, id := range ids {
+		m[id] = testKey(id)
+	}
+	r, err := checkpoint.NewKeyring(ids[0], m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// storedValues reads every stored value of the threads under layout (the
+// current generation's channel values and pending writes, and early
+// writes), each opened at its place with ring (nil: as stored), by place.
+// A value that does not open fails the test.
+func storedValues(t *testing.T, rdb redis.UniversalClient, l keys.Layout, ring *checkpoint.Keyring, threads ...string) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	out := map[string]string{}
+	open := func(place, stored string, aad []byte) {
+		if stored == "" {
+			return
+		}
+		if ring == nil {
+			out[place] = stored
+			return
+		}
+		plain, err := codec.OpenValue(ctx, ring, false, stored, func() []byte { return aad }, func() string { return place })
+		if err != nil {
+			t.Errorf("%s: %v", place, err)
+			return
+		}
+		out[place] = plain
+	}
+	writes := func(th, ns, id string, h map[string]string) {
+		for f, v := range h {
+			task, idx, ok := codec.ParseWriteField(f)
+			if !ok {
+				continue
+			}
+			var parts [3]string
+			if !codec.Unpack(v, parts[:]) {
+				t.Fatalf("write %s %q", id, f)
+			}
+			open(fmt.Sprintf("w %s/%s/%s/%s/%d", th, ns, id, task, idx)+" "+parts[0]+" "+parts[1], parts[2],
+				seal.WriteAAD(l.Prefix(), th, ns, id, task, idx, parts[0]))
+		}
+	}
+	for _, th := range threads {
+		gen := rdb.HGet(ctx, l.Head(th), keys.HeadGeneration).Val()
+		for _, encns := range rdb.SMembers(ctx, l.Namespaces(th, gen)).Val() {
+			ns, _ := keys.Decode(encns)
+			for f, v := range rdb.HGetAll(ctx, l.Blobs(th, gen, ns)).Val() {
+				if f == "#" {
+					continue
+				}
+				n, rest, _ := codec.CutLen(f)
+				open(fmt.Sprintf("c %s/%s/%s/%s", th, ns, rest[:n], rest[n:]), v, seal.ChannelAAD(l.Prefix(), th, ns, rest[:n], rest[n:]))
+			}
+			for _, id := range rdb.ZRange(ctx, l.Index(th, gen, ns), 0, -1).Val() {
+				writes(th, ns, id, rdb.HGetAll(ctx, l.Checkpoint(th, gen, ns, id)).Val())
+			}
+		}
+	}
+	for n := range l.Shards() {
+		for _, m := range rdb.ZRange(ctx, l.EarlyIndex(n), 0, -1).Val() {
+			p := strings.SplitN(m, "\x00", 3)
+			th, _ := keys.Decode(p[0])
+			ns, _ := keys.Decode(p[1])
+			writes(th, ns, p[2], rdb.HGetAll(ctx, l.Early(th, ns, p[2])).Val())
+		}
+	}
+	return out
+}
+
+// keyIDs counts the stored values of the threads by key id ("" for
+// plaintext).
+func keyIDs(t *testing.T, rdb redis.UniversalClient, l keys.Layout, threads ...string) map[string]int {
+	t.Helper()
+	ids := map[string]int{}
+	for _, v := range storedValues(t, rdb, l, nil, threads...) {
+		env, err := seal.Parse(v)
+		if err != nil {
+			ids[""]++
+			continue
+		}
+		ids[env.KeyID]++
+	}
+	return ids
+}
+
+// TestRekeyCommand: plaintext to k1 (--read-plaintext), k1 to k2, every
+// value opening at its place to the plaintext it had; a second run changes
+// nothing; --json; a value that cannot be opened is left and reported.
+func TestRekeyCommand(t *testing.T) {
+	servers(t, func(t *testing.T, f fixture) {
+		ctx := context.Background()
+		rdb := redisOf(t, f)
+		l, err := keys.New(f.prefix, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// An early write too: to a checkpoint not stored yet.
+		s := saverAt(t, rdb, f.prefix)
+		early := checkpoint.Config{ThreadID: "demo", CheckpointID: fixedID(t0.Add(time.Hour), 9)}
+		if err := s.PutWrites(ctx, early, []checkpoint.Write{{Channel: "messages", Value: "early"}}, "task-e", "p"); err != nil {
+			t.Fatal(err)
+		}
+		threads := []string{"demo", "other", "quiet"}
+		plain := storedValues(t, rdb, l, nil, threads...)
+		if len(plain) < 10 {
+			t.Fatalf("the fixture holds %d values", len(plain))
+		}
+		k1, k2 := keyFile(t, "k1"), keyFile(t, "k2")
+
+		// Without --read-plaintext, plaintext is left: exit 1.
+		out := mustRun(t, exitFound, f.args("rekey", "--all", "--key", k1, "--progress", "0")...)
+		if !strings.Contains(out, "plaintext left") || !strings.Contains(out, "--read-plaintext") {
+			t.Errorf("output:\n%s", out)
+		}
+		if ids := keyIDs(t, rdb, l, threads...); ids[""] != len(plain) {
+			t.Fatalf("key ids after a rekey without --read-plaintext: %v", ids)
+		}
+
+		out = mustRun(t, exitOK, f.args("rekey", "--all", "--key", k1, "--read-plaintext", "--json", "--batch", "3")...)
+		var sum rekeySummary
+		decodeStrict(t, out, &sum)
+		if got := sum.Values.Rekeyed + sum.Writes.Rekeyed; got != len(plain) || sum.Left != 0 || sum.Threads != 3 || sum.CurrentKey != "k1" {
+			t.Errorf("summary %+v, want %d rekeyed", sum, len(plain))
+		}
+		if ids := keyIDs(t, rdb, l, threads...); ids["k1"] != len(plain) {
+			t.Fatalf("key ids: %v", ids)
+		}
+		if got := storedValues(t, rdb, l, testRing(t, "k1"), threads...); !maps.Equal(got, plain) {
+			t.Fatalf("values under k1 differ from the plaintext:\n%v\n%v", got, plain)
+		}
+
+		// Rotation: k2 current, k1 still in the ring.
+		out = mustRun(t, exitOK, f.args("rekey", "--all", "--key", k1, "--key", k2, "--current-key", "k2", "--json")...)
+		decodeStrict(t, out, &sum)
+		if sum.Values.Rekeyed+sum.Writes.Rekeyed != len(plain) || sum.Values.Current+sum.Writes.Current != 0 {
+			t.Errorf("rotation summary %+v", sum)
+		}
+		if got := storedValues(t, rdb, l, testRing(t, "k2"), threads...); !maps.Equal(got, plain) {
+			t.Fatalf("values under k2 differ from the plaintext")
+		}
+		// Idempotent: all under k2 already.
+		out = mustRun(t, exitOK, f.args("rekey", "demo", "other", "quiet", "--key", k1, "--key", k2, "--current-key", "k2", "--json")...)
+		decodeStrict(t, out, &sum)
+		if sum.Values.Rekeyed+sum.Writes.Rekeyed != 0 || sum.Values.Current+sum.Writes.Current != len(plain) || sum.Calls != 0 {
+			t.Errorf("second run %+v", sum)
+		}
+
+		// A ciphertext moved by hand to another channel's place fails, and
+		// is left as it is; the rest is rekeyed.
+		gen := rdb.HGet(ctx, l.Head("demo"), keys.HeadGeneration).Val()
+		blobs := l.Blobs("demo", gen, "")
+		moved := rdb.HGet(ctx, blobs, "5:count1").Val()
+		if err := rdb.HSet(ctx, blobs, "5:count2", moved).Err(); err != nil {
+			t.Fatal(err)
+		}
+		k3 := keyFile(t, "k3")
+		code, out, errs := runArgs(t, f.args("rekey", "--all", "--key", k2, "--key", k3, "--current-key", "k3")...)
+		if code != exitFound || !strings.Contains(out, `failed: checkpoint: cannot decrypt`) || !strings.Contains(out, `channel "count" version "2"`) {
+			t.Errorf("exit %d, output:\n%s\n%s", code, out, errs)
+		}
+		if got := rdb.HGet(ctx, blobs, "5:count2").Val(); got != moved {
+			t.Error("the misplaced value was rewritten")
+		}
+		for _, k := range []string{"k2", "k3"} {
+			if key := string(testKey(k)); strings.Contains(out+errs, key) || strings.Contains(out+errs, hex.EncodeToString([]byte(key))) {
+				t.Errorf("the output shows key %s", k)
+			}
+		}
+		if ids := keyIDs(t, rdb, l, threads...); ids["k3"] != len(plain)-1 || ids["k2"] != 1 {
+			t.Errorf("key ids: %v", ids)
+		}
+	})
+}
+
+// TestRekeyStore: a memory store's items, put in the clear, encrypted by
+// rekey --store --read-plaintext, then read by a store that refuses
+// plaintext; then rotated.
+func TestRekeyStore(t *testing.T) {
+	servers(t, func(t *testing.T, f fixture) {
+		ctx := context.Background()
+		rdb := redisOf(t, f)
+		sp := f.prefix + ":store"
+		plainStore, err := redisstore.New(ctx, rdb, redisstore.Options{Prefix: sp})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 7 {
+			ns := []string{"users", fmt.Sprint("u:", i%3), "mem"}
+			if err := plainStore.Put(ctx, ns, fmt.Sprint("k/", i), map[string]any{"text": fmt.Sprint("note ", i), "i": i}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		k1, k2 := keyFile(t, "k1"), keyFile(t, "k2")
+		args := func(rest ...string) []string {
+			return append([]string{"rekey", "--url", f.url, "--store", "--store-prefix", sp, "--json"}, rest...)
+		}
+		var sum rekeySummary
+		decodeStrict(t, mustRun(t, exitOK, args("--key", k1, "--read-plaintext")...), &sum)
+		if sum.Items.Read != 7 || sum.Items.Rekeyed != 7 || sum.Threads != 0 {
+			t.Errorf("summary %+v", sum)
+		}
+		for _, ring := range []*checkpoint.Keyring{testRing(t, "k1"), nil} {
+			if ring == nil {
+				decodeStrict(t, mustRun(t, exitOK, args("--key", k1, "--key", k2, "--current-key", "k2")...), &sum)
+				if sum.Items.Rekeyed != 7 {
+					t.Errorf("rotation %+v", sum)
+				}
+				ring = testRing(t, "k2")
+			}
+			st, err := redisstore.New(ctx, rdb, redisstore.Options{Prefix: sp, Encryption: ring})
+			if err != nil {
+				t.Fatal(err)
+			}
+			hits, err := st.Search(ctx, []string{"users"}, redisstore.SearchOptions{Filter: map[string]any{"i": map[string]any{"$gte": 0}}, Limit: 100})
+			if err != nil || len(hits) != 7 {
+				t.Fatalf("Search under %v: %d items, %v", ring, len(hits), err)
+			}
+			for _, h := range hits {
+				if h.Value["text"] != fmt.Sprint("note ", h.Value["i"]) {
+					t.Errorf("item %v", h.Value)
+				}
+			}
+		}
+		_, err = plainStore.Get(ctx, []string{"users", "u:0", "mem"}, "k/0")
+		if !errors.Is(err, checkpoint.ErrDecrypt) {
+			t.Errorf("a store without keys read an encrypted item: %v", err)
+		}
+	})
+}
+
+// TestRekeyScript: rekey.lua replaces a field only where it holds the bytes
+// read; a changed or deleted field is left (and no hash is created).
+func TestRekeyScript(t *testing.T) {
+	_, mini := redistest.Mini(t)
+	for name, rdb := range map[string]redis.UniversalClient{"miniredis": mini, "redis": redistest.Real(t)} {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			p := redistest.Prefix(t)
+			a, b, gone := "{"+p+"}:a", "{"+p+"}:b", "{"+p+"}:gone"
+			rdb.HSet(ctx, a, "x", "old", "y", "newer", "keep", "k")
+			rdb.HSet(ctx, b, "z", "old")
+			res, err := scriptrun.Run(ctx, rdb, scriptrun.Rekey, []string{a, b, gone}, 5,
+				1, "x", "old", "NEW", 1, "y", "old", "NEW", 1, "w", "old", "NEW", 2, "z", "old", "NEW", 3, "v", "old", "NEW").Int64Slice()
+			if err != nil || fmt.Sprint(res) != "[2 1 2]" {
+				t.Fatalf("rekey.lua = %v, %v; want [2 1 2]", res, err)
+			}
+			want := map[string]map[string]string{a: {"x": "NEW", "y": "newer", "keep": "k"}, b: {"z": "NEW"}, gone: {}}
+			for k, w := range want {
+				if got := rdb.HGetAll(ctx, k).Val(); !maps.Equal(got, w) {
+					t.Errorf("%s = %v, want %v", k, got, w)
+				}
+			}
+			for _, args := range [][]any{{2, 1, "x", "a", "b"}, {1, 4, "x", "NEW", "b"}, {"n"}} {
+				if err := scriptrun.Run(ctx, rdb, scriptrun.Rekey, []string{a}, args...).Err(); err == nil || !strings.Contains(err.Error(), "BADARGS") {
+					t.Errorf("args %v: %v, want BADARGS", args, err)
+				}
+			}
+		})
+	}
+}
+
+// TestRekeyKeyFlags: how keys are given, and what is refused; no error
+// shows a key.
+func TestRekeyKeyFlags(t *testing.T) {
+	dir := t.TempDir()
+	short := filepath.Join(dir, "short")
+	if err := os.WriteFile(short, []byte("c2VjcmV0LXNob3J0LWtleQ=="), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	raw := filepath.Join(dir, "raw")
+	if err := os.WriteFile(raw, testKey("r"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("REKEY_TEST_K", base64.StdEncoding.EncodeToString(testKey("e")))
+	t.Setenv("REKEY_TEST_BAD", "not a key")
+	for _, c := range []struct {
+		name  string
+		flags []string
+		ok    string // the current key id, or "" for an error
+	}{
+		{"a raw file", []string{"--key", "r=" + raw}, "r"},
+		{"hex file and base64 variable", []string{"--key", keyFile(t, "h"), "--key-env", "e=REKEY_TEST_K", "--current-key", "e"}, "e"},
+		{"no current among several", []string{"--key", "r=" + raw, "--key-env", "e=REKEY_TEST_K"}, ""},
+		{"a short key", []string{"--key", "s=" + short}, ""},
+		{"a bad variable", []string{"--key-env", "b=REKEY_TEST_BAD"}, ""},
+		{"an unset variable", []string{"--key-env", "b=REKEY_TEST_UNSET"}, ""},
+		{"a missing file", []string{"--key", "m=" + filepath.Join(dir, "none")}, ""},
+		{"a key twice", []string{"--key", "r=" + raw, "--key-env", "r=REKEY_TEST_K"}, ""},
+		{"a current key not given", []string{"--key", "r=" + raw, "--current-key", "x"}, ""},
+		{"a bad key id", []string{"--key", "r 1=" + raw}, ""},
+		{"--read-plaintext without keys", []string{"--read-plaintext"}, ""},
+	} {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		kf := addKeyFlags(fs, "")
+		if err := fs.Parse(c.flags); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		ring, err := kf.ring()
+		switch {
+		case c.ok != "" && (err != nil || ring.CurrentKeyID() != c.ok):
+			t.Errorf("%s: %v, %v", c.name, ring, err)
+		case c.ok == "" && err == nil:
+			t.Errorf("%s: accepted", c.name)
+		case err != nil && (strings.Contains(err.Error(), "secret") || strings.Contains(err.Error(), "c2Vj") || strings.Contains(err.Error(), "not a key")):
+			t.Errorf("%s: the error shows the key: %v", c.name, err)
+		}
+	}
+	// The command refuses to run without keys, or with bad arguments.
+	for _, args := range [][]string{
+		{"rekey", "--all"},
+		{"rekey", "--key", "r=" + raw},
+		{"rekey", "t", "--all", "--key", "r=" + raw},
+		{"rekey", "--all", "--key", "r=" + raw, "--batch", "1000"},
+	} {
+		if code, _, _ := runArgs(t, args...); code != exitUsage {
+			t.Errorf("%q: exit %d, want %d", args, code, exitUsage)
+		}
+	}
+}
