@@ -31,12 +31,12 @@ demo: ## Run the quickstart example
 # one package at a time and without the race detector: other packages'
 # tests running beside them on a 2-core machine preempt redis-server for
 # tens of milliseconds and would be read as blocking.
-BLOCKING_TESTS := TestBoundedAtScale|TestBoundedWidePrune|TestBoundedWork|TestGapHandlingBlocksNothing
+BLOCKING_TESTS := TestBoundedAtScale|TestBoundedWidePrune|TestBoundedWork|TestGapHandlingBlocksNothing|TestBoundedRekey
 
 test: ## go vet, then all tests with the race detector (both tiers), then the Redis-blocking measurements alone, then the adapters
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -skip '$(BLOCKING_TESTS)' ./...
-	$(GO) test -count=1 -p 1 -run '$(BLOCKING_TESTS)' ./redissaver/ ./redisstore/ ./stream/
+	$(GO) test -count=1 -p 1 -run '$(BLOCKING_TESTS)' ./redissaver/ ./redisstore/ ./stream/ ./cmd/redcheck/
 	$(MAKE) --no-print-directory test-adapters
 
 # The adapters to other frameworks are modules of their own (adapters/eino:
