@@ -54,6 +54,8 @@ type rekeySummary struct {
 	Calls      int         `json:"calls"`
 	Seconds    float64     `json:"seconds"`
 	Failures   []string    `json:"failures"`
+	// Missing are the threads named that do not exist.
+	Missing []string `json:"missing_threads"`
 	// Left is the number of values not under the current key after the
 	// run (failed, and plaintext without --read-plaintext): 0 when the
 	// prefix is done.
@@ -84,7 +86,8 @@ func runRekey(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintln(stderr, "and, with --store, the memory store's items, under the keyring's current key, in bounded steps,")
 		fmt.Fprintln(stderr, "while agents write: a value is replaced only where it still holds the bytes read. Values under")
 		fmt.Fprintln(stderr, "the current key already are skipped, so a rekey stopped is finished by running it again.")
-		fmt.Fprintln(stderr, "Exits 1 when values are left that are not under the current key (see the failures).")
+		fmt.Fprintln(stderr, "Exits 1 when values are left that are not under the current key (see the failures), or a thread")
+		fmt.Fprintln(stderr, "named does not exist.")
 		fmt.Fprintln(stderr, "\nflags:")
 		fs.PrintDefaults()
 	}
@@ -171,6 +174,9 @@ func runRekey(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if r.sum.Failures == nil {
 		r.sum.Failures = []string{}
 	}
+	if r.sum.Missing == nil {
+		r.sum.Missing = []string{}
+	}
 	if *asJSON {
 		b, _ := json.Marshal(r.sum)
 		fmt.Fprintln(stdout, string(b))
@@ -181,7 +187,7 @@ func runRekey(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "redcheck rekey: %v (run the same command again to go on)\n", err)
 		return exitUsage
 	}
-	if r.sum.Left > 0 {
+	if r.sum.Left > 0 || len(r.sum.Missing) > 0 {
 		return exitFound
 	}
 	return exitOK
@@ -191,6 +197,9 @@ func (r *rekeyer) printSummary(w io.Writer) {
 	s := r.sum
 	for _, f := range s.Failures {
 		fmt.Fprintf(w, "failed: %s\n", f)
+	}
+	for _, th := range s.Missing {
+		fmt.Fprintf(w, "no thread %q\n", th)
 	}
 	verb := "rekeyed"
 	if s.DryRun {
@@ -240,8 +249,12 @@ type rekeyer struct {
 // run rekeys the threads named, or every thread, and the store's items.
 func (r *rekeyer) run(ctx context.Context, threads []string, all, store bool) error {
 	for _, th := range threads {
+		found := r.sum.Threads
 		if err := r.thread(ctx, th); err != nil {
 			return err
+		}
+		if r.sum.Threads == found {
+			r.sum.Missing = append(r.sum.Missing, th)
 		}
 		if err := r.early(ctx, r.layout.Shard(th), th); err != nil {
 			return err

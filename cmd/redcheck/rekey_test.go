@@ -196,6 +196,13 @@ func TestRekeyCommand(t *testing.T) {
 			t.Errorf("second run %+v", sum)
 		}
 
+		// A thread that does not exist: exit 1.
+		out = mustRun(t, exitFound, f.args("rekey", "demo", "nobody", "--key", k2, "--json")...)
+		decodeStrict(t, out, &sum)
+		if fmt.Sprint(sum.Missing) != "[nobody]" || sum.Threads != 1 {
+			t.Errorf("summary with a missing thread %+v", sum)
+		}
+
 		// A ciphertext moved by hand to another channel's place fails, and
 		// is left as it is; the rest is rekeyed.
 		gen := rdb.HGet(ctx, l.Head("demo"), keys.HeadGeneration).Val()
@@ -367,5 +374,34 @@ func TestRekeyKeyFlags(t *testing.T) {
 		if code, _, _ := runArgs(t, args...); code != exitUsage {
 			t.Errorf("%q: exit %d, want %d", args, code, exitUsage)
 		}
+	}
+}
+
+// TestClusterRekeyCommand: rekey on a Redis Cluster, threads and store.
+func TestClusterRekeyCommand(t *testing.T) {
+	redistest.RequireCluster(t)
+	c := redistest.StartCluster(t, 3, 0)
+	rdb := c.Client(t)
+	ctx := context.Background()
+	prefix := redistest.Prefix(t)
+	s, _ := fill(t, rdb, prefix)
+	st, err := redisstore.New(ctx, rdb, redisstore.Options{Prefix: prefix + ":store"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Put(ctx, []string{"n"}, "k", map[string]any{"a": 1}); err != nil {
+		t.Fatal(err)
+	}
+	addrs := c.Addrs()
+	url := "redis://" + addrs[0] + "?addr=" + addrs[1] + "&addr=" + addrs[2]
+	out := mustRun(t, exitOK, "rekey", "--cluster", "--url", url, "--prefix", prefix, "--shards", "4", "--all",
+		"--store", "--store-prefix", prefix+":store", "--key", keyFile(t, "k1"), "--read-plaintext", "--json")
+	var sum rekeySummary
+	decodeStrict(t, out, &sum)
+	if sum.Threads != 2 || sum.Values.Rekeyed != 4 || sum.Writes.Rekeyed != 4 || sum.Items.Rekeyed != 1 {
+		t.Errorf("summary %+v", sum)
+	}
+	if ids := keyIDs(t, rdb, keys.Of(s), "a", "b"); !maps.Equal(ids, map[string]int{"k1": 8}) {
+		t.Errorf("key ids %v", ids)
 	}
 }
