@@ -31,6 +31,7 @@ import {
 } from "./errors.js";
 import { FORMAT_VERSION, Layout, encode, newGen, validateID, validateNamespace, validateThreadID } from "./keys.js";
 import { copyThread, deleteForRuns, prune, type Ops } from "./extended.js";
+import { copyFrom, type CopyFromOptions, type CopyReport } from "./copyfrom.js";
 import { scripts } from "./scripts.js";
 import { readValues, ValueGone, type CheckpointRead } from "./outoflua.js";
 import { compressionOptions, type CompressionOptions } from "./compress.js";
@@ -711,6 +712,19 @@ export class RedcheckSaver extends BaseCheckpointSaver {
       await this.setup();
       await copyThread(this.#ops(), String(sourceThreadId), String(targetThreadId));
     });
+  }
+
+  /**
+   * copyFrom copies threads with their whole history from another LangGraph.js checkpointer (MemorySaver,
+   * the SQLite, Postgres or MongoDB savers...): every namespace, every checkpoint with its parent,
+   * metadata, channel versions and values, and pending writes, read by async iteration over
+   * source.list and written in steps of options.batchSize checkpoints. Idempotent: a thread redcheck
+   * holds with the same content is skipped, one cut off in an earlier copy is completed, and one with
+   * other content is refused (CopyConflictError, nothing written) unless options.replace. It answers
+   * what it copied and skipped (docs/typescript.md, "Migrating from another saver").
+   */
+  async copyFrom(source: BaseCheckpointSaver, threadIds: string[], options: CopyFromOptions = {}): Promise<CopyReport> {
+    return copyFrom(this, source, threadIds, options);
   }
 
   /**
