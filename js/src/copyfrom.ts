@@ -27,7 +27,7 @@ import {
 import { canonicalJSON } from "./canonjson.js";
 import { writeIndex } from "./codec.js";
 import { InvalidCheckpointError, InvalidConfigError, NotFoundError } from "./errors.js";
-import { validateThreadID } from "./keys.js";
+import { validateID, validateNamespace, validateThreadID } from "./keys.js";
 import { dumpsTyped } from "./values.js";
 import { versionToStore } from "./version.js";
 
@@ -267,7 +267,7 @@ async function valueDigests(serde: SerializerProtocol, t: CheckpointTuple): Prom
   return out;
 }
 
-/** taskWrites: a checkpoint's pending writes per task, each task's as sorted digests (order within a task is kept by index). */
+/** taskWrites: a checkpoint's pending writes per task, each task's as its sorted digests (compared as a set: list() gives no index). */
 async function taskWrites(serde: SerializerProtocol, ws: CheckpointTuple["pendingWrites"]): Promise<Map<string, string>> {
   const by = new Map<string, string[]>();
   for (const [task, channel, value] of ws ?? []) {
@@ -295,6 +295,8 @@ async function plan(target: CopyTarget, source: BaseCheckpointSaver, thread: str
       : [];
     for (let i = 0; i < b.length; i++) {
       const s = b[i]!;
+      const bad = validateNamespace(nsOfTuple(s)) ?? validateID(String(s.checkpoint.id ?? ""));
+      if (bad) throw new InvalidCheckpointError(`copyFrom: thread ${JSON.stringify(thread)}: checkpoint ${JSON.stringify(s.checkpoint.id)} (namespace ${JSON.stringify(nsOfTuple(s))}) cannot be stored: ${bad}`);
       p.writes += s.pendingWrites?.length ?? 0;
       p.listed.add(keyOf(s));
       const sd = await valueDigests(target.serde, s);
@@ -330,7 +332,7 @@ function checkVersions(p: ThreadPlan, t: CheckpointTuple, sd: Map<string, string
     else if (had !== d) {
       throw new InvalidCheckpointError(`copyFrom: thread ${JSON.stringify(p.thread)} namespace ${JSON.stringify(ns)}: channel ${JSON.stringify(ch)} ` +
         `version ${JSON.stringify(versions[ch])} holds different values in different checkpoints of the source (checkpoint ${t.checkpoint.id} and another); ` +
-        "redcheck keeps one value per channel version, so this history (a fork whose branches reuse LangGraph.js's integer versions) cannot be copied as it is; nothing was copied");
+        "redcheck keeps one value per channel version, so this history (a fork whose branches reuse LangGraph.js's integer versions) cannot be copied as it is");
     }
   }
 }

@@ -9,7 +9,7 @@
 import { AIMessage, HumanMessage, type BaseMessage } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { Annotation, Command, END, MemorySaver, START, StateGraph, interrupt, messagesStateReducer } from "@langchain/langgraph";
-import type { BaseCheckpointSaver, CheckpointTuple } from "@langchain/langgraph-checkpoint";
+import { emptyCheckpoint, type BaseCheckpointSaver, type CheckpointTuple } from "@langchain/langgraph-checkpoint";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { createClient, createCluster } from "redis";
@@ -245,6 +245,11 @@ describe.each(targets)("copyFrom into $name", ({ client: makeClient }) => {
     const mem = new MemorySaver();
     await fill(mem);
     await expect(red.copyFrom(mem, ["done", "nobody"])).rejects.toBeInstanceOf(NotFoundError);
+    expect(await red.getTuple(cfg("done"))).toBeUndefined();
+    // A checkpoint ID redcheck cannot store: refused before the thread's first write.
+    const odd = { ...emptyCheckpoint(), id: "odd:id" };
+    await mem.put({ configurable: { thread_id: "odd", checkpoint_ns: "" } }, odd, { source: "input", step: -1, parents: {} });
+    await expect(red.copyFrom(mem, ["done", "odd"])).rejects.toThrow(InvalidCheckpointError);
     expect(await red.getTuple(cfg("done"))).toBeUndefined();
     await expect(red.copyFrom(mem, ["done"], { batchSize: 0 })).rejects.toThrow(/batchSize/);
     await expect(red.copyFrom(mem, [""])).rejects.toThrow(/thread/);
