@@ -151,7 +151,7 @@ func (s *Saver) Verify(ctx context.Context, threadID string) (res *CheckResult, 
 		call.end(err)
 	}()
 	call.address(threadID, "", "")
-	c := &checker{s: s, res: &CheckResult{}, expiring: s.opts.TTL > 0, reported: map[Violation]bool{}}
+	c := &checker{s: s, ctx: ctx, res: &CheckResult{}, expiring: s.opts.TTL > 0, reported: map[Violation]bool{}}
 	if threadID != "" {
 		if err := keys.ValidateThreadID(threadID); err != nil {
 			return nil, invalidConfig("%v", err)

@@ -16,6 +16,7 @@ import (
 type checker struct {
 	d        reply // the script replies, decoded strictly
 	s        *Saver
+	ctx      context.Context // of the check: a keyring may fetch keys
 	res      *CheckResult
 	expiring bool // the saver has a TTL: expired entries are notes
 	reported map[Violation]bool
@@ -195,7 +196,7 @@ func (c *checker) threads(ctx context.Context, n int, threads []string, seen, ru
 // readOnce reads and checks one thread into a checker of its own, and adds
 // the run index keys its checkpoints name to runs.
 func (c *checker) readOnce(ctx context.Context, n int, enct string, runs map[string]bool) (*checker, error) {
-	one := &checker{s: c.s, res: &CheckResult{}, expiring: c.expiring, reported: map[Violation]bool{}}
+	one := &checker{s: c.s, ctx: c.ctx, res: &CheckResult{}, expiring: c.expiring, reported: map[Violation]bool{}}
 	reply, lost, err := one.readThread(ctx, n, enct)
 	switch {
 	case err != nil:

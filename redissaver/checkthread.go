@@ -169,7 +169,7 @@ func (c *checker) checkpoint(th, ns, id string, flat []any, blobs map[string]str
 				bad(KindMissingBlob, "channel %q version %q has no value (blob field %q)", ch, storedVersion(v), field)
 			case stored != "" && !decoded[field]:
 				decoded[field] = true
-				if _, err := c.s.decodeValue(stored); err != nil {
+				if _, err := c.s.decodeValue(c.ctx, channelPlace(th, ns, ch, storedVersion(v)), stored); err != nil {
 					bad(KindBadValue, "channel %q version %q: %v", ch, storedVersion(v), err)
 				}
 			}
@@ -179,7 +179,7 @@ func (c *checker) checkpoint(th, ns, id string, flat []any, blobs map[string]str
 			}
 		case strings.HasPrefix(f, prefixWrite):
 			c.res.Writes++
-			if _, err := c.s.decodeWrite(f, v); err != nil {
+			if _, err := c.s.decodeWrite(c.ctx, th, ns, id, f, v); err != nil {
 				bad(KindBadWrite, "%v", err)
 			}
 		}

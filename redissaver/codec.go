@@ -1,6 +1,8 @@
 package redissaver
 
 import (
+	"context"
+
 	"github.com/graphstate/redcheck/internal/codec"
 )
 
@@ -31,9 +33,9 @@ func pack(parts ...string) string                   { return codec.Pack(parts...
 func unpack(s string, parts []string) bool          { return codec.Unpack(s, parts) }
 func cutLen(s string) (n int, rest string, ok bool) { return codec.CutLen(s) }
 
-// encodeValue serializes a value to what is stored: pack(type, bytes), or
-// its compressed form (storedValue).
-func (s *Saver) encodeValue(v any) (string, error) {
+// encodeValue serializes a value to what is stored at p: pack(type, bytes),
+// or its compressed form (storedValue), encrypted for p with encryption on.
+func (s *Saver) encodeValue(ctx context.Context, p valuePlace, v any) (string, error) {
 	typ, data, err := s.ser.DumpsTyped(v)
 	if err != nil {
 		return "", unserializable(err, "cannot serialize value of type %T", v)
@@ -41,25 +43,30 @@ func (s *Saver) encodeValue(v any) (string, error) {
 	if typ == "" {
 		return "", invalidCheckpoint("serializer returned an empty type for %T", v)
 	}
-	return s.storedValue(typ, data), nil
+	return s.storedValue(ctx, p, typ, data)
 }
 
 // storedValue is the one place a value's stored form is made, for channel
 // values and pending writes: pack(type, bytes), compressed when
-// Options.Compression says so and it saves bytes. It depends on the value
-// only, not on where it is written.
-func (s *Saver) storedValue(typ string, data []byte) string {
+// Options.Compression says so and it saves bytes, then encrypted for its
+// place p when Options.Encryption is set. Without encryption it depends on
+// the value only, not on where it is written.
+func (s *Saver) storedValue(ctx context.Context, p valuePlace, typ string, data []byte) (string, error) {
 	plain := codec.PackValue(typ, data)
 	if c := s.opts.Compression; c.Enabled {
-		return codec.Compress(plain, c.Level, c.MinBytes)
+		plain = codec.Compress(plain, c.Level, c.MinBytes)
 	}
-	return plain
+	return s.seal(ctx, p, plain)
 }
 
-// decodeValue reverses encodeValue; it reads compressed and plain values
-// whatever Options.Compression says.
-func (s *Saver) decodeValue(stored string) (any, error) {
-	v, err := codec.LoadValue(s.ser, stored)
+// decodeValue reverses encodeValue for a value read at p; it reads
+// compressed and plain values whatever Options.Compression says.
+func (s *Saver) decodeValue(ctx context.Context, p valuePlace, stored string) (any, error) {
+	plain, err := s.open(ctx, p, stored)
+	if err != nil {
+		return nil, err
+	}
+	v, err := codec.LoadValue(s.ser, plain)
 	if err != nil {
 		return nil, corrupt("%v", err)
 	}

@@ -5,6 +5,8 @@ import (
 	"math/rand"
 	"strings"
 	"testing"
+
+	"github.com/graphstate/redcheck/checkpoint"
 )
 
 // benchMessages is a message list of about size bytes of msgpack: words
@@ -32,28 +34,36 @@ func benchMessages(size int) []any {
 	return msgs
 }
 
-// BenchmarkValueCodec is the client CPU compression adds to a Put (encoding
-// a changed channel's value) and to a GetTuple (decoding it), for a 12 KB
-// message list, without Redis.
+// BenchmarkValueCodec is the client CPU compression and encryption add to a
+// Put (encoding a changed channel's value) and to a GetTuple (decoding it),
+// for a 12 KB message list, without Redis.
 func BenchmarkValueCodec(b *testing.B) {
 	val := benchMessages(12 << 10)
+	ring, err := checkpoint.NewKeyring("k1", map[string][]byte{"k1": make([]byte, checkpoint.KeySize)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	at := channelPlace("thread-1", "", "messages", "00000000000000000000000000000002.0.243798")
 	for _, c := range []struct {
 		name string
 		comp Compression
+		enc  *checkpoint.Keyring
 	}{
-		{"off", Compression{}},
-		{"level=1", Compression{Enabled: true, Level: 1}},
-		{"level=6", Compression{Enabled: true}},
+		{"off", Compression{}, nil},
+		{"level=1", Compression{Enabled: true, Level: 1}, nil},
+		{"level=6", Compression{Enabled: true}, nil},
+		{"encrypted", Compression{}, ring},
+		{"level=1+encrypted", Compression{Enabled: true, Level: 1}, ring},
 	} {
-		s := unitSaver(b, Options{Compression: c.comp})
-		stored, err := s.encodeValue(val)
+		s := unitSaver(b, Options{Compression: c.comp, Encryption: c.enc})
+		stored, err := s.encodeValue(ctxBG, at, val)
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.Run("encode/"+c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
-				if _, err := s.encodeValue(val); err != nil {
+				if _, err := s.encodeValue(ctxBG, at, val); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -62,7 +72,7 @@ func BenchmarkValueCodec(b *testing.B) {
 		b.Run("decode/"+c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
-				if _, err := s.decodeValue(stored); err != nil {
+				if _, err := s.decodeValue(ctxBG, at, stored); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -1,6 +1,7 @@
 package redissaver
 
 import (
+	"context"
 	"errors"
 	"github.com/graphstate/redcheck/internal/codec"
 	"testing"
@@ -33,24 +34,24 @@ func fuzzSaver(t testing.TB) *Saver {
 // error, never panic.
 func FuzzDecodeStored(f *testing.F) {
 	s := fuzzSaver(f)
-	good, _ := s.encodeValue(map[string]any{"a": []any{1, "x"}})
+	good, _ := s.encodeValue(ctxBG, valuePlace{}, map[string]any{"a": []any{1, "x"}})
 	f.Add("v", "4", "c:messages", "1", good, "w:4:task:0", pack("ch", "", "msgpack", "\x01"))
 	f.Add("s", "{}", "m:step", "1", "", "w:x", "junk")
 	f.Add("u", "[\"a\"]", "m:k", "{", "7:msgpack", "w:1:t:-1", pack("ch", "", "null", ""))
 	f.Fuzz(func(t *testing.T, f1, v1, f2, v2, blob, wf, wv string) {
 		flat := []any{f1, v1, f2, v2, wf, wv}
-		tup, err := s.decodeTuple("th", "ns", "id", flat, []any{blob, blob}, []any{wf, wv})
+		tup, err := s.decodeTuple(ctxBG, "th", "ns", "id", flat, []any{blob, blob}, []any{wf, wv})
 		if err == nil && tup == nil {
 			t.Fatal("nil tuple without an error")
 		}
 		if err != nil && !errors.Is(err, checkpoint.ErrSerialization) {
 			t.Fatalf("error %v does not wrap ErrSerialization", err)
 		}
-		_, _ = s.decodeValue(blob)
-		_, _ = s.decodeWrite(wf, wv)
-		_, _ = s.decodeHistory(blob, true, [][]any{{int64(1), wf, wv}})
+		_, _ = s.decodeValue(ctxBG, valuePlace{}, blob)
+		_, _ = s.decodeWrite(ctxBG, "th", "ns", "id", wf, wv)
+		_, _ = s.decodeHistory(ctxBG, "th", "ns", false, blob, true, [][]any{{int64(1), wf, wv}})
 		// Counts that the list does not hold (a malformed reply) are errors too.
-		_, _ = s.decodeHistory(blob, true, [][]any{{int64(len(v1)) - 1, wf, wv, f1}, {wf}})
+		_, _ = s.decodeHistory(ctxBG, "th", "ns", false, blob, true, [][]any{{int64(len(v1)) - 1, wf, wv, f1}, {wf}})
 	})
 }
 
@@ -60,7 +61,7 @@ func FuzzDecodeStored(f *testing.F) {
 func TestDecodeHistoryMalformed(t *testing.T) {
 	s := fuzzSaver(t)
 	f, v := codec.WriteField("task", 0), pack("ch", "", "msgpack", "\xa1x")
-	if h, err := s.decodeHistory(nil, false, [][]any{{int64(1), f, v}, {int64(2), f, v, codec.WriteField("task", 1), v}}); err != nil || len(h.Writes) != 3 {
+	if h, err := s.decodeHistory(ctxBG, "th", "ns", false, nil, false, [][]any{{int64(1), f, v}, {int64(2), f, v, codec.WriteField("task", 1), v}}); err != nil || len(h.Writes) != 3 {
 		t.Fatalf("well-formed lists: %v, %d writes", err, len(h.Writes))
 	}
 	for name, segs := range map[string][][]any{
@@ -75,8 +76,11 @@ func TestDecodeHistoryMalformed(t *testing.T) {
 		"trailing entry":      {{int64(1), f, v, f}},
 		"bad list after good": {{int64(1), f, v}, {int64(1), f}},
 	} {
-		if _, err := s.decodeHistory(nil, false, segs); !errors.Is(err, ErrCorrupt) {
+		if _, err := s.decodeHistory(ctxBG, "th", "ns", false, nil, false, segs); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("%s: %v, want ErrCorrupt", name, err)
 		}
 	}
 }
+
+// ctxBG is the context of the tests of the codec's unexported functions.
+var ctxBG = context.Background()

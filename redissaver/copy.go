@@ -91,6 +91,10 @@ func (s *Saver) copyNamespaces(ctx context.Context, src *copyReader, dst *copyWr
 	shard := s.layout.Shard(dst.th)
 	var d reply
 	for _, encns := range namespaces {
+		ns, err := keys.Decode(encns)
+		if err != nil {
+			return 0, corrupt("copy thread: namespace %q", encns)
+		}
 		before := count
 		var ids []string // the checkpoints copied, for lostValues
 		for cursor := ""; ; {
@@ -114,6 +118,10 @@ func (s *Saver) copyNamespaces(ctx context.Context, src *copyReader, dst *copyWr
 					v := flat[i+1]
 					if flat[i] == fieldRunKey {
 						v = s.rehomeRunKey(v, shard)
+					} else if f, _ := flat[i].(string); strings.HasPrefix(f, prefixWrite) {
+						if v, err = s.resealWrite(ctx, src.th, dst.th, ns, d.str(cp[0]), f, d.str(v)); err != nil {
+							return 0, err
+						}
 					}
 					args = append(args, flat[i], v)
 				}
@@ -144,6 +152,9 @@ func (s *Saver) copyNamespaces(ctx context.Context, src *copyReader, dst *copyWr
 				return 0, err
 			}
 			if len(res) > 1 {
+				if err := s.resealBlobs(ctx, src.th, dst.th, ns, res[1:]); err != nil {
+					return 0, err
+				}
 				if err := dst.step(ctx, append([]any{"blobs", encns}, res[1:]...)...); err != nil {
 					return 0, err
 				}

@@ -2,6 +2,7 @@ package redissaver
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"slices"
 	"strconv"
@@ -15,7 +16,7 @@ import (
 // decodeTuple turns the reply of load_checkpoint (lib.lua) into a Tuple:
 // flat is the checkpoint hash as field/value pairs, blobs the stored values
 // aligned with its "c:" fields, extra the parent's writes (legacy only).
-func (s *Saver) decodeTuple(thread, ns, id string, flat, blobs, extra any) (*checkpoint.Tuple, error) {
+func (s *Saver) decodeTuple(ctx context.Context, thread, ns, id string, flat, blobs, extra any) (*checkpoint.Tuple, error) {
 	pairs, ok := flat.([]any)
 	if !ok || len(pairs)%2 != 0 {
 		return nil, corrupt("checkpoint %q: hash reply of %T", id, flat)
@@ -63,14 +64,15 @@ func (s *Saver) decodeTuple(thread, ns, id string, flat, blobs, extra any) (*che
 			}
 		case strings.HasPrefix(f, prefixChannel):
 			ch := f[len(prefixChannel):]
-			cp.ChannelVersions[ch] = storedVersion(v)
+			ver := storedVersion(v)
+			cp.ChannelVersions[ch] = ver
 			if blob >= len(values) {
 				return nil, corrupt("checkpoint %q: values missing", id)
 			}
 			if stored := d.str(values[blob]); d.err != nil {
 				return nil, d.err
 			} else if stored != "" {
-				val, err := s.decodeValue(stored)
+				val, err := s.decodeValue(ctx, channelPlace(thread, ns, ch, ver), stored)
 				if err != nil {
 					return nil, err
 				}
@@ -84,7 +86,7 @@ func (s *Saver) decodeTuple(thread, ns, id string, flat, blobs, extra any) (*che
 			}
 			t.Metadata[f[len(prefixMetadata):]] = val
 		case strings.HasPrefix(f, prefixWrite):
-			w, err := s.decodeWrite(f, v)
+			w, err := s.decodeWrite(ctx, thread, ns, id, f, v)
 			if err != nil {
 				return nil, err
 			}
@@ -95,7 +97,7 @@ func (s *Saver) decodeTuple(thread, ns, id string, flat, blobs, extra any) (*che
 		cp.VersionsSeen = map[string]map[string]string{}
 	}
 	t.PendingWrites = sortedWrites(pending)
-	if err := s.migratePendingSends(t, extra); err != nil {
+	if err := s.migratePendingSends(ctx, t, extra); err != nil {
 		return nil, err
 	}
 	return t, nil
@@ -124,7 +126,9 @@ type storedWrite struct {
 	idx int
 }
 
-func (s *Saver) decodeWrite(field, stored string) (storedWrite, error) {
+// decodeWrite decodes the pending write of field, stored against checkpoint
+// id of the thread and namespace.
+func (s *Saver) decodeWrite(ctx context.Context, thread, ns, id, field, stored string) (storedWrite, error) {
 	task, idx, ok := codec.ParseWriteField(field)
 	if !ok {
 		return storedWrite{}, corrupt("write field %q", field)
@@ -133,7 +137,11 @@ func (s *Saver) decodeWrite(field, stored string) (storedWrite, error) {
 	if !unpack(stored, parts[:]) {
 		return storedWrite{}, corrupt("write %q", field)
 	}
-	val, err := codec.LoadValue(s.ser, parts[2])
+	plain, err := s.open(ctx, writePlace(thread, ns, id, task, idx, parts[0]), parts[2])
+	if err != nil {
+		return storedWrite{}, err
+	}
+	val, err := codec.LoadValue(s.ser, plain)
 	if err != nil {
 		return storedWrite{}, corrupt("write %q: %v", field, err)
 	}
@@ -157,7 +165,7 @@ func sortedWrites(ws []storedWrite) []checkpoint.PendingWrite {
 
 // migratePendingSends applies checkpoint.MigratePendingSends with the
 // parent's writes to checkpoint.TasksChannel that get_tuple.lua returned.
-func (s *Saver) migratePendingSends(t *checkpoint.Tuple, extra any) error {
+func (s *Saver) migratePendingSends(ctx context.Context, t *checkpoint.Tuple, extra any) error {
 	pairs, _ := extra.([]any)
 	if t.Checkpoint.V >= 4 || t.ParentConfig == nil || len(pairs) == 0 {
 		return nil
@@ -166,7 +174,7 @@ func (s *Saver) migratePendingSends(t *checkpoint.Tuple, extra any) error {
 	for i := 0; i+1 < len(pairs); i += 2 {
 		f, _ := pairs[i].(string)
 		v, _ := pairs[i+1].(string)
-		w, err := s.decodeWrite(f, v)
+		w, err := s.decodeWrite(ctx, t.Config.ThreadID, t.Config.CheckpointNS, t.ParentConfig.CheckpointID, f, v)
 		if err != nil {
 			return err
 		}

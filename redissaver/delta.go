@@ -76,9 +76,15 @@ func (s *Saver) DeltaChannelHistory(ctx context.Context, cfg checkpoint.Config, 
 	}
 	target, gen, cursor := cfg.CheckpointID, "", ""
 	seen := map[string]bool{}
+	// With encryption on, the script answers the places of the values
+	// (a seed's version, the checkpoint of each group of writes): their AAD.
+	places := "0"
+	if s.opts.Encryption != nil {
+		places = "1"
+	}
 	for {
-		args := make([]any, 0, 7+len(open))
-		args = append(args, s.layout.ShardBase(shard), keys.Encode(th), keys.Encode(ns), target, cursor, gen, deltaBudget)
+		args := make([]any, 0, 8+len(open))
+		args = append(args, s.layout.ShardBase(shard), keys.Encode(th), keys.Encode(ns), target, cursor, gen, deltaBudget, places)
 		for _, ch := range open {
 			args = append(args, ch)
 		}
@@ -116,7 +122,18 @@ func (s *Saver) DeltaChannelHistory(ctx context.Context, cfg checkpoint.Config, 
 			case nil:
 				still = append(still, ch)
 			case string:
-				v, err := s.decodeValue(seed)
+				v, err := s.decodeValue(ctx, channelPlace(th, ns, ch, ""), seed)
+				if err != nil {
+					return nil, err
+				}
+				a.seed, a.has = v, true
+			case []any: // places: {value, version}
+				val, ok1 := seed[0].(string)
+				ver, ok2 := seed[len(seed)-1].(string)
+				if len(seed) != 2 || !ok1 || !ok2 {
+					return nil, corrupt("delta history seed of %d entries", len(seed))
+				}
+				v, err := s.decodeValue(ctx, channelPlace(th, ns, ch, ver), val)
 				if err != nil {
 					return nil, err
 				}
@@ -136,7 +153,7 @@ func (s *Saver) DeltaChannelHistory(ctx context.Context, cfg checkpoint.Config, 
 	}
 	for _, ch := range channels {
 		a := accs[ch]
-		h, err := s.decodeHistory(a.seed, a.has, a.segs)
+		h, err := s.decodeHistory(ctx, th, ns, places == "1", a.seed, a.has, a.segs)
 		if err != nil {
 			return nil, err
 		}
@@ -147,22 +164,36 @@ func (s *Saver) DeltaChannelHistory(ctx context.Context, cfg checkpoint.Config, 
 
 // decodeHistory decodes the lists of writes of one channel (one per script
 // call, in call order; each: per checkpoint nearest the target first, its
-// count n and n field/value pairs) into its history, oldest write first.
-func (s *Saver) decodeHistory(seed any, hasSeed bool, segs [][]any) (checkpoint.DeltaHistory, error) {
+// count n, with places its checkpoint's id, and n field/value pairs) into
+// its history, oldest write first.
+func (s *Saver) decodeHistory(ctx context.Context, th, ns string, places bool, seed any, hasSeed bool, segs [][]any) (checkpoint.DeltaHistory, error) {
 	h := checkpoint.DeltaHistory{Seed: seed, HasSeed: hasSeed}
 	// Where each checkpoint's writes are, nearest the target first.
-	type group struct{ seg, at, n int }
+	type group struct {
+		seg, at, n int
+		id         string // with places
+	}
+	head := 1 // the entries before a group's writes: n, and with places the id
+	if places {
+		head = 2
+	}
 	var groups []group
 	total := 0
 	for si, seg := range segs {
 		for i := 0; i < len(seg); {
 			n, ok := seg[i].(int64)
-			if !ok || n < 1 || n > int64(len(seg)-i-1)/2 {
+			if !ok || n < 1 || n > int64(len(seg)-i-head)/2 {
 				return h, corrupt("delta history writes: count %v at %d of %d entries", seg[i], i, len(seg))
 			}
-			groups = append(groups, group{si, i + 1, int(n)})
+			g := group{seg: si, at: i + head, n: int(n)}
+			if places {
+				if g.id, ok = seg[i+1].(string); !ok {
+					return h, corrupt("delta history writes: checkpoint of %T", seg[i+1])
+				}
+			}
+			groups = append(groups, g)
 			total += int(n)
-			i += 1 + 2*int(n)
+			i += head + 2*int(n)
 		}
 	}
 	if total == 0 {
@@ -180,7 +211,7 @@ func (s *Saver) decodeHistory(seed any, hasSeed bool, segs [][]any) (checkpoint.
 			if !ok1 || !ok2 {
 				return h, corrupt("delta history write of %T, %T", pairs[i], pairs[i+1])
 			}
-			w, err := s.decodeWrite(f, v)
+			w, err := s.decodeWrite(ctx, th, ns, g.id, f, v)
 			if err != nil {
 				return h, err
 			}

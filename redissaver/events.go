@@ -194,6 +194,11 @@ func (s *Saver) checkpointEvent(cfg checkpoint.Config, cp checkpoint.Checkpoint,
 			if len(val) <= s.opts.Events.MaxValueBytes && len(val) <= budget {
 				ev = append(ev, "v:"+ch, val)
 				budget -= len(val)
+				if s.opts.Encryption != nil && val != "" {
+					// the version, for the consumer's AAD (docs/storage-format.md,
+					// "Encrypted values")
+					ev = append(ev, "vv:"+ch, cp.ChannelVersions[ch])
+				}
 			} else {
 				ev = append(ev, "vref:"+ch, cp.ChannelVersions[ch])
 			}

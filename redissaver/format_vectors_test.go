@@ -253,7 +253,7 @@ func buildFieldsDoc(t *testing.T) fieldsDoc {
 			if err != nil {
 				t.Fatalf("%s %s: %v", name, in.name, err)
 			}
-			stored, err := s.encodeValue(val)
+			stored, err := s.encodeValue(ctxBG, valuePlace{}, val)
 			if err != nil {
 				t.Fatalf("%s %s: %v", name, in.name, err)
 			}
@@ -324,7 +324,7 @@ func buildCompressedVectors(t *testing.T, doc *fieldsDoc) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		stored, err := s.encodeValue(val)
+		stored, err := s.encodeValue(ctxBG, valuePlace{}, val)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -385,16 +385,16 @@ func TestFormatVectorsCompressed(t *testing.T) {
 		if got, err := codec.Decompress(stored); err != nil || got != plain || codec.IsCompressed(stored) != c.Compressed {
 			t.Errorf("%s: Decompress = %x, %v", c.Name, got, err)
 		}
-		want, err := s.decodeValue(plain)
+		want, err := s.decodeValue(ctxBG, valuePlace{}, plain)
 		if err != nil {
 			t.Fatalf("%s: %v", c.Name, err)
 		}
-		if got, err := s.decodeValue(stored); err != nil || !reflect.DeepEqual(got, want) {
+		if got, err := s.decodeValue(ctxBG, valuePlace{}, stored); err != nil || !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: decodeValue = %v, %v; want %v", c.Name, got, err, want)
 		}
 	}
 	for _, c := range doc.BadCompressed {
-		if got, err := s.decodeValue(formatvec.Unhex(t, c.StoredHex)); !errors.Is(err, ErrCorrupt) {
+		if got, err := s.decodeValue(ctxBG, valuePlace{}, formatvec.Unhex(t, c.StoredHex)); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("%s: decodeValue = %v, %v; want ErrCorrupt", c.Name, got, err)
 		}
 	}
@@ -617,7 +617,7 @@ func buildCheckpointDoc(t *testing.T) cpDoc {
 		if cfg.CheckpointID != "" {
 			fields = append(fields, fieldParent, cfg.CheckpointID)
 		}
-		blobs, err := s.blobArgs(cp, c.Input.NewVersions)
+		blobs, err := s.blobArgs(ctxBG, cfg, cp, c.Input.NewVersions)
 		if err != nil {
 			t.Fatal(err)
 		}

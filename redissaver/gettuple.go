@@ -86,7 +86,7 @@ func (s *Saver) scriptRead(ctx context.Context, cfg checkpoint.Config, what stri
 	} else if err != nil {
 		return nil, err
 	}
-	return s.decodeTuple(th, ns, id, flat, r[0].values, items[3])
+	return s.decodeTuple(ctx, th, ns, id, flat, r[0].values, items[3])
 }
 
 // getTupleCall builds the keys and arguments of get_tuple.lua, the values

@@ -279,7 +279,7 @@ func (s *Saver) listOne(ctx context.Context, l *lister, yield func(*checkpoint.T
 		}
 		what = listAuto
 		for _, it := range items {
-			t, err := s.decodeListItem(it)
+			t, err := s.decodeListItem(ctx, it)
 			if err != nil {
 				yield(nil, err)
 				return
@@ -332,8 +332,8 @@ func pageItems(q checkpoint.ListQuery, mode, gen string, raw []any) ([]cpReply, 
 }
 
 // decodeListItem decodes one checkpoint of a page.
-func (s *Saver) decodeListItem(it cpReply) (*checkpoint.Tuple, error) {
-	return s.decodeTuple(it.thread, it.ns, it.id, it.flat, it.values, it.extra)
+func (s *Saver) decodeListItem(ctx context.Context, it cpReply) (*checkpoint.Tuple, error) {
+	return s.decodeTuple(ctx, it.thread, it.ns, it.id, it.flat, it.values, it.extra)
 }
 
 // parseMember recovers the checkpoint a member of an index names, and its

@@ -166,7 +166,7 @@ func (s *Saver) readMembers(ctx context.Context, members []string) ([]*checkpoin
 	}
 	out := make([]*checkpoint.Tuple, 0, len(replies))
 	for _, r := range replies {
-		t, err := s.decodeTuple(r.thread, r.ns, r.id, r.flat, r.values, r.extra)
+		t, err := s.decodeTuple(ctx, r.thread, r.ns, r.id, r.flat, r.values, r.extra)
 		if err != nil {
 			return nil, err
 		}

@@ -71,6 +71,24 @@ type Options struct {
 	// says.
 	Compression Compression
 
+	// Encryption, when set, encrypts every value the saver stores (channel
+	// values, pending writes, and so the values events carry) with
+	// AES-256-GCM under the keyring's current key, bound to its place: a
+	// value altered, moved by hand to another thread, namespace, channel,
+	// version, checkpoint, task or write index, or sealed with a key the
+	// ring lacks reads as checkpoint.ErrDecrypt, never as state
+	// (docs/operations.md, "Encryption at rest"). Reads take any key of the
+	// ring. Off (nil) by default; with it on, a value stored in the clear is
+	// refused with checkpoint.ErrDecrypt unless ReadPlaintext is set.
+	Encryption *checkpoint.Keyring
+
+	// ReadPlaintext, with Encryption, lets reads take values stored in the
+	// clear (written before encryption was switched on) while new writes
+	// are encrypted: the migration option. Leave it off once every value is
+	// encrypted: a plaintext value is then refused, so that one planted by
+	// hand is never answered as state.
+	ReadPlaintext bool
+
 	// TracerProvider makes the spans of the saver's operations, one per
 	// call (docs/observability.md). Nil means otel.GetTracerProvider(): a
 	// no-op until the application installs an OpenTelemetry SDK.
@@ -159,6 +177,9 @@ func (o Options) withDefaults() (Options, keys.Layout, error) {
 	o.Events = ev
 	if o.Compression, err = o.Compression.withDefaults(); err != nil {
 		return o, keys.Layout{}, err
+	}
+	if o.ReadPlaintext && o.Encryption == nil {
+		return o, keys.Layout{}, fmt.Errorf("%w: ReadPlaintext needs Encryption", ErrInvalidOptions)
 	}
 	layout, err := keys.New(o.Prefix, o.Shards)
 	if err != nil {

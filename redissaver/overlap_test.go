@@ -407,7 +407,7 @@ func TestDeltaHistoryOverlappingDelete(t *testing.T) {
 			shard := s.layout.Shard("dh")
 			step := func(cursor, gen string) ([]any, error) {
 				return s.run(ctx, scriptrun.DeltaHistory, []string{s.layout.Head("dh"), s.layout.Threads(shard)},
-					s.layout.ShardBase(shard), keys.Encode("dh"), "", ids[29], cursor, gen, 5, "log").Slice()
+					s.layout.ShardBase(shard), keys.Encode("dh"), "", ids[29], cursor, gen, 5, "0", "log").Slice()
 			}
 			res, err := step("", "")
 			if err != nil {

@@ -72,7 +72,7 @@ func (s *Saver) Put(ctx context.Context, cfg checkpoint.Config, cp checkpoint.Ch
 	if err != nil {
 		return checkpoint.Config{}, err
 	}
-	blobs, err := s.blobArgs(cp, newVersions)
+	blobs, err := s.blobArgs(ctx, cfg, cp, newVersions)
 	if err != nil {
 		return checkpoint.Config{}, err
 	}
@@ -227,13 +227,13 @@ func (s *Saver) checkpointFields(cp checkpoint.Checkpoint, md checkpoint.Metadat
 }
 
 // blobArgs builds the blob field/value pairs of the channels in newVersions.
-func (s *Saver) blobArgs(cp checkpoint.Checkpoint, newVersions map[string]string) ([]string, error) {
+func (s *Saver) blobArgs(ctx context.Context, cfg checkpoint.Config, cp checkpoint.Checkpoint, newVersions map[string]string) ([]string, error) {
 	out := make([]string, 0, 2*len(newVersions))
 	for _, ch := range slices.Sorted(maps.Keys(newVersions)) { // in channel order: events are deterministic
 		ver := newVersions[ch]
 		stored := "" // the empty marker: the channel has this version but no value
 		if v, ok := cp.ChannelValues[ch]; ok {
-			enc, err := s.encodeValue(v)
+			enc, err := s.encodeValue(ctx, channelPlace(cfg.ThreadID, cfg.CheckpointNS, ch, ver), v)
 			if err != nil {
 				return nil, err
 			}

@@ -75,7 +75,11 @@ func (s *Saver) PutWrites(ctx context.Context, cfg checkpoint.Config, writes []c
 		if idx < 0 {
 			mode = "o"
 		}
-		args = append(args, codec.WriteField(taskID, idx), pack(w.Channel, taskPath, s.storedValue(typ, data)), mode, w.Channel)
+		stored, err := s.storedValue(ctx, writePlace(th, ns, cfg.CheckpointID, taskID, idx, w.Channel), typ, data)
+		if err != nil {
+			return err
+		}
+		args = append(args, codec.WriteField(taskID, idx), pack(w.Channel, taskPath, stored), mode, w.Channel)
 	}
 	keyList := []string{s.layout.Head(th), s.layout.Threads(shard), s.layout.Events(th), s.layout.Feed(shard)}
 	if err := s.run(ctx, scriptrun.PutWrites, keyList, args...).Err(); err != nil {

@@ -385,7 +385,7 @@ func (c *consumer_) handleAll(ctx context.Context, res []redis.XStream) {
 // in a span of its own (the handler's context carries it).
 func (c *consumer_) handle(ctx context.Context, stream string, msg redis.XMessage) {
 	began := time.Now()
-	ev, err := DecodeEvent(msg, c.s.opts.Serializer)
+	ev, err := c.s.DecodeEvent(ctx, msg)
 	ev.Stream, ev.Cursor = stream, msg.ID
 	ctx, span := c.tel.event(ctx, stream, msg.ID, ev.TraceParent, ev.TraceState)
 	describe(span, ev)

@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -102,10 +103,25 @@ func (ev Event) SpanContext() trace.SpanContext {
 }
 
 // DecodeEvent decodes a stream entry. Values are decoded with ser (nil: the
-// msgpack serializer). Errors wrap ErrMalformedEvent; it never panics.
+// msgpack serializer). Errors wrap ErrMalformedEvent; it never panics. It
+// holds no keyring: an encrypted value is refused with an error wrapping
+// checkpoint.ErrDecrypt too (Subscriber.DecodeEvent decodes with the
+// subscriber's Options.Encryption).
 func DecodeEvent(msg redis.XMessage, ser checkpoint.Serializer) (Event, error) {
-	if ser == nil {
-		ser = checkpoint.MsgpackSerializer{}
+	return decodeEvent(context.Background(), msg, valueDecoder{ser: ser})
+}
+
+// DecodeEvent decodes a stream entry as Subscribe and Consume do: values
+// with the subscriber's Serializer, and opened with its Encryption keyring
+// (docs/storage-format.md, "Encrypted values"). A value that cannot be opened
+// is an error wrapping both ErrMalformedEvent and checkpoint.ErrDecrypt.
+func (s *Subscriber) DecodeEvent(ctx context.Context, msg redis.XMessage) (Event, error) {
+	return decodeEvent(ctx, msg, s.valueDecoder())
+}
+
+func decodeEvent(ctx context.Context, msg redis.XMessage, dec valueDecoder) (Event, error) {
+	if dec.ser == nil {
+		dec.ser = checkpoint.MsgpackSerializer{}
 	}
 	ev := Event{ID: msg.ID}
 	ms, _, ok := strings.Cut(msg.ID, "-")
@@ -156,7 +172,7 @@ func DecodeEvent(msg redis.XMessage, ser checkpoint.Serializer) (Event, error) {
 	if ev.RunIDs, ok = codec.SplitNames(str("runs")); !ok {
 		return ev, fmt.Errorf("%w: run ids %q", ErrMalformedEvent, str("runs"))
 	}
-	if err := decodeValues(&ev, msg.Values, ser); err != nil {
+	if err := decodeValues(ctx, &ev, msg.Values, dec); err != nil {
 		return ev, err
 	}
 	return ev, nil
@@ -167,7 +183,7 @@ func DecodeEvent(msg redis.XMessage, ser checkpoint.Serializer) (Event, error) {
 // of a writes event (pack(channel, task path, stored value), keyed by
 // position); and the "vref:" fields: channel -> version of values
 // published by reference.
-func decodeValues(ev *Event, fields map[string]any, ser checkpoint.Serializer) error {
+func decodeValues(ctx context.Context, ev *Event, fields map[string]any, dec valueDecoder) error {
 	type posWrite struct {
 		pos int
 		w   checkpoint.PendingWrite
@@ -195,9 +211,9 @@ func decodeValues(ev *Event, fields map[string]any, ser checkpoint.Serializer) e
 			if err != nil || !codec.Unpack(stored, parts[:]) {
 				return fmt.Errorf("%w: write value %q", ErrMalformedEvent, k)
 			}
-			v, err := codec.LoadValue(ser, parts[2])
+			v, err := dec.load(ctx, ev, writeAAD{pos: pos, channel: parts[0]}, parts[2])
 			if err != nil {
-				return fmt.Errorf("%w: write value %q: %v", ErrMalformedEvent, k, err)
+				return fmt.Errorf("%w: write value %q: %w", ErrMalformedEvent, k, err)
 			}
 			writes = append(writes, posWrite{pos, checkpoint.PendingWrite{TaskID: ev.TaskID, Channel: parts[0], Value: v}})
 			continue
@@ -205,9 +221,10 @@ func decodeValues(ev *Event, fields map[string]any, ser checkpoint.Serializer) e
 		if stored == "" {
 			continue // the empty marker: a version without a value
 		}
-		v, err := codec.LoadValue(ser, stored)
+		ver, _ := fields["vv:"+name].(string)
+		v, err := dec.load(ctx, ev, channelAAD{channel: name, version: ver}, stored)
 		if err != nil {
-			return fmt.Errorf("%w: value %q: %v", ErrMalformedEvent, k, err)
+			return fmt.Errorf("%w: value %q: %w", ErrMalformedEvent, k, err)
 		}
 		if ev.Values == nil {
 			ev.Values = map[string]any{}

@@ -45,6 +45,17 @@ type Options struct {
 	// other client (a Ring, a wrapper) carries the blocking reads itself.
 	BlockingClient redis.UniversalClient
 
+	// Encryption is the keyring of the saver that publishes, when it
+	// encrypts (redissaver.Options.Encryption): the values events carry
+	// (IncludeValues) are opened with it, bound to their place as in the
+	// saver. Without it, an event that carries an encrypted value fails to
+	// decode (checkpoint.ErrDecrypt).
+	Encryption *checkpoint.Keyring
+	// ReadPlaintext, with Encryption, lets events carry values in the clear
+	// (published before encryption was switched on): the saver's migration
+	// option. Without it such a value is refused (checkpoint.ErrDecrypt).
+	ReadPlaintext bool
+
 	// TracerProvider makes the spans of Consume, one per event handled
 	// (docs/observability.md). Nil means otel.GetTracerProvider(): a no-op
 	// until the application installs an OpenTelemetry SDK.
@@ -93,6 +104,9 @@ func New(rdb redis.UniversalClient, opts Options) (*Subscriber, error) {
 	}
 	if opts.Block < time.Millisecond || opts.Count < 1 || opts.MaxBackoff < time.Millisecond {
 		return nil, fmt.Errorf("%w: Block, Count and MaxBackoff must be positive", ErrInvalidOptions)
+	}
+	if opts.ReadPlaintext && opts.Encryption == nil {
+		return nil, fmt.Errorf("%w: ReadPlaintext needs Encryption", ErrInvalidOptions)
 	}
 	layout, err := keys.New(opts.Prefix, opts.Shards)
 	if err != nil {

@@ -89,7 +89,7 @@ func (s *Subscriber) Subscribe(ctx context.Context, q Query) iter.Seq2[Event, er
 				}
 				for _, msg := range st.Messages {
 					ids[i], marks[i] = msg.ID, markOf(msg)
-					ev, err := DecodeEvent(msg, s.opts.Serializer)
+					ev, err := s.DecodeEvent(ctx, msg)
 					ev.Stream, ev.Cursor = st.Stream, cursorOf(ids, marks)
 					if err == nil && q.CheckpointNS != nil && ev.CheckpointNS != *q.CheckpointNS {
 						continue

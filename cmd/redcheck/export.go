@@ -313,6 +313,9 @@ func exportedLine(t *checkpoint.Tuple, raw map[string]string, versions map[strin
 			return nil, fmt.Errorf("write field %q: %w", f, redissaver.ErrCorrupt)
 		}
 		typ, data, err := codec.UnpackValue(parts[2])
+		if errors.Is(err, checkpoint.ErrDecrypt) {
+			return nil, fmt.Errorf("write field %q: %w (export does not decrypt)", f, err)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("write field %q: %v: %w", f, err, redissaver.ErrCorrupt)
 		}

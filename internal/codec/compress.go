@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/internal/seal"
 )
 
 // Compressed stored values (docs/storage-format.md, "Stored values"). A
@@ -138,9 +139,13 @@ func Decompress(stored string) (string, error) {
 }
 
 // UnpackValue splits a stored value, compressed or not, into its type and
-// bytes. The empty value (a version without a value) is not one: callers
+// bytes; an encrypted one (OpenValue opens it) is refused with an error
+// wrapping checkpoint.ErrDecrypt. The empty value (a version without a value) is not one: callers
 // handle it first.
 func UnpackValue(stored string) (typ, data string, err error) {
+	if seal.IsSealed(stored) {
+		return "", "", fmt.Errorf("%w: an encrypted value read without its keyring", checkpoint.ErrDecrypt)
+	}
 	plain, err := Decompress(stored)
 	if err != nil {
 		return "", "", err

@@ -11,11 +11,14 @@
 -- ARGV[6] the generation the first step read ("" on the first step): a changed generation ends the walk
 --         with the error "CHANGED"
 -- ARGV[7] budget: ancestors to visit at most in this step
--- ARGV[8 ..] the channels still open
+-- ARGV[8] "1" to answer the places of values (what encryption at rest needs for their associated data: a
+--         seed's version, the checkpoint of each group of writes), else "0"
+-- ARGV[9 ..] the channels still open
 -- Returns: nil when the target does not exist (or its thread expired), else
 --          {target id, generation, next cursor ("" when the walk is over), then one flat list per channel, in
 --          ARGV order: {seed value or false, then per checkpoint with writes to it, nearest the target first:
 --          n, then its n writes as field, value, ..., ...}} (n >= 1; a channel ARGV repeats gets the same list).
+--          With ARGV[8] "1" a seed is {value, version} and each checkpoint's n is followed by its id.
 --          A channel stops at the first ancestor holding a value for it (whose own writes are included). The
 --          walk is over when every channel stopped or the chain ends (a root, or a parent that was deleted
 --          and is in no index).
@@ -68,7 +71,8 @@ else
   cur = cursor
 end
 
-local nch = #ARGV - 7
+local places = ARGV[8] == '1'
+local nch = #ARGV - 8
 -- Per open channel: its list in the reply and that list's length, the name of its version field
 -- "c:" .. ch, and the prefix len(ch) ":" ch of its writes' values (and of its blob fields). lens holds
 -- the distinct lengths of those prefixes: a write's channel is found by one string.sub per length
@@ -76,7 +80,7 @@ local nch = #ARGV - 7
 local list, size, pfxof, byfield, bypfx, lens, haslen, out = {}, {}, {}, {}, {}, {}, {}, {}
 local open = 0
 for i = 1, nch do
-  local ch = ARGV[i + 7]
+  local ch = ARGV[i + 8]
   if not list[ch] then
     local pfx = blob_field(ch, '') -- the blob fields of its versions start with it
     list[ch], size[ch], pfxof[ch] = {false}, 1, pfx
@@ -159,6 +163,10 @@ while cur and open > 0 and steps < budget and fields < FIELDS and nwrites < WRIT
               n = n + 1
               count[ch] = n
               l[n] = 1
+              if places then
+                n = n + 1
+                l[n] = cur
+              end
             else
               l[count[ch]] = l[count[ch]] + 1
             end
@@ -188,7 +196,7 @@ while cur and open > 0 and steps < budget and fields < FIELDS and nwrites < WRIT
     else
       done[ch] = true
       open = open - 1
-      list[ch][1] = val
+      if places then list[ch][1] = {val, ver} else list[ch][1] = val end
       bytes = bytes + #val
     end
   end

@@ -125,12 +125,14 @@ func SealNonce(aead cipher.AEAD, keyID string, nonce, aad []byte, plain string) 
 	if plain == "" {
 		return "", errPlainEmpty
 	}
-	out := make([]byte, 0, headerFixed+len(keyID)+NonceSize+len(plain)+TagSize)
-	out = append(out, Tag, Version, byte(len(keyID)))
-	out = append(out, keyID...)
-	out = append(out, nonce...)
-	out = aead.Seal(out, nonce, []byte(plain), aad)
-	return string(out), nil
+	hdr := headerFixed + len(keyID) + NonceSize
+	out := make([]byte, hdr, hdr+len(plain)+TagSize)
+	out[0], out[1], out[2] = Tag, Version, byte(len(keyID))
+	copy(out[headerFixed:], keyID)
+	copy(out[headerFixed+len(keyID):], nonce)
+	body := append(out[hdr:], plain...)   // within the capacity: no copy but this one
+	aead.Seal(body[:0], nonce, body, aad) // in place
+	return string(out[:hdr+len(plain)+TagSize]), nil
 }
 
 // Open authenticates and decrypts a parsed envelope with aead (the key its
@@ -139,7 +141,8 @@ func Open(aead cipher.AEAD, env Envelope, aad []byte) (string, error) {
 	if aead.NonceSize() != NonceSize || aead.Overhead() != TagSize {
 		return "", errNonceSize
 	}
-	plain, err := aead.Open(nil, []byte(env.Nonce), []byte(env.Ciphertext), aad)
+	ct := []byte(env.Ciphertext)
+	plain, err := aead.Open(ct[:0], []byte(env.Nonce), ct, aad) // in place
 	if err != nil {
 		return "", errAuth // crypto/cipher's error says nothing more
 	}

@@ -32,7 +32,7 @@ export async function deltaChannelHistory(o: ReadOps, thread: string, ns: string
     let res: Reply;
     try {
       res = await o.conn.run(scripts.deltaHistory, [o.layout.head(thread), o.layout.threads(shard)],
-        [o.layout.shardBase(shard), encode(thread), encode(ns), target, cursor, gen, String(DELTA_BUDGET), ...open]);
+        [o.layout.shardBase(shard), encode(thread), encode(ns), target, cursor, gen, String(DELTA_BUDGET), "0", ...open]);
     } catch (e) {
       throw scriptError("delta channel history", e);
     }
