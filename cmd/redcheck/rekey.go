@@ -28,7 +28,7 @@ import (
 const (
 	defaultRekeyBatch = 64
 	maxRekeyBatch     = 256
-	rekeyBytes        = 1 << 20
+	rekeyBytes        = 512 << 10
 	maxFailures       = 100 // failures listed in the output
 )
 
