@@ -69,7 +69,26 @@
 //
 // Errors wrap the sentinels of package checkpoint (ErrNotFound,
 // ErrInvalidConfig, ErrInvalidCheckpoint, ErrSerialization, ErrDataLoss) or
-// the Redis error, and are matched with errors.Is.
+// the Redis error, and are matched with errors.Is. With encryption at rest,
+// a value that cannot be opened wraps checkpoint.ErrDecrypt (which refines
+// ErrSerialization).
+//
+// # Encryption at rest
+//
+// Options.Encryption (a checkpoint.Keyring) seals every channel value and
+// pending-write value with AES-256-GCM under the ring's current key, after
+// compression, bound to its place: the prefix, thread, namespace, channel
+// and version, or the checkpoint, task and index of a write. Every read
+// (GetTuple, List, DeltaChannelHistory, Verify, CopyThread) opens a value
+// with the key its stored key id names and the place it was read from; a
+// value altered, moved by hand to another place, sealed with a key the ring
+// lacks, or in the clear (unless Options.ReadPlaintext, the migration) is
+// refused with checkpoint.ErrDecrypt, never answered as state. CopyThread
+// opens each value and seals it again for its target. Events carry the
+// ciphertexts; package stream's Options.Encryption opens them. Thread IDs,
+// namespaces, checkpoint IDs, channel names, versions, metadata and sizes
+// stay in the clear (docs/operations.md, "Encryption at rest"; the format
+// in docs/storage-format.md, "Encrypted values").
 //
 // # Observability
 //

@@ -443,6 +443,7 @@ const (
 	kindInvalidConfig     = "invalid_config"
 	kindNotFound          = "not_found"
 	kindCorrupt           = "corrupt"
+	kindDecrypt           = "decrypt"
 	kindSerialization     = "serialization"
 	kindCanceled          = "canceled"
 	kindDeadline          = "deadline_exceeded"
@@ -464,6 +465,8 @@ func errorType(err error) string {
 		return kindInvalidConfig
 	case errors.Is(err, checkpoint.ErrNotFound):
 		return kindNotFound
+	case errors.Is(err, checkpoint.ErrDecrypt):
+		return kindDecrypt
 	case errors.Is(err, ErrCorrupt):
 		return kindCorrupt
 	case errors.Is(err, checkpoint.ErrSerialization):
@@ -489,7 +492,7 @@ func errorType(err error) string {
 // a stored reply that does not parse.
 func quotesNoData(kind string) bool {
 	switch kind {
-	case kindInvalidCheckpoint, kindInvalidConfig, kindCorrupt, kindSerialization, kindOther:
+	case kindInvalidCheckpoint, kindInvalidConfig, kindCorrupt, kindDecrypt, kindSerialization, kindOther:
 		return false
 	}
 	return true

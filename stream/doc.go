@@ -182,6 +182,17 @@
 // Cluster, one multi-key read otherwise), so it still receives every event.
 // A dead-letter stream shares its stream's slot.
 //
+// # Encryption at rest
+//
+// When the saver encrypts (redissaver.Options.Encryption), the values an
+// event carries (IncludeValues) are ciphertexts bound to their place; give
+// the subscriber the same keyring in Options.Encryption and Subscribe,
+// Consume and Subscriber.DecodeEvent open them. A value that fails to open,
+// or plaintext without Options.ReadPlaintext, makes the event fail to decode
+// with an error wrapping both ErrMalformedEvent and checkpoint.ErrDecrypt;
+// the package-level DecodeEvent holds no keyring and refuses encrypted
+// values so.
+//
 // # Observability
 //
 // Consume reports each event it hands to the handler as an OpenTelemetry
