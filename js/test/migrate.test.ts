@@ -94,9 +94,11 @@ describe.skipIf(!haveGo)("copyFrom, then redcheck export and import", () => {
     const a = new RedcheckSaver(client, { prefix: `mg-${run}-a`, shards });
     const report = await a.copyFrom(mem, ["xl"]);
     expect(report.writesCopied).toBeGreaterThan(0);
+    let r = cli(a.layout.prefix, "check");
+    expect(r.status, r.stdout + r.stderr).toBe(0);
     const first = join(dir, "first.jsonl");
     const second = join(dir, "second.jsonl");
-    let r = cli(a.layout.prefix, "export", "xl");
+    r = cli(a.layout.prefix, "export", "xl");
     expect(r.status, r.stderr).toBe(0);
     writeFileSync(first, r.stdout);
     r = cli(`mg-${run}-b`, "import", first);
