@@ -283,8 +283,11 @@ export class RedcheckSaver extends BaseCheckpointSaver {
    * (LangGraph.js supports string versions: "override this method to use
    * string versions"). It also takes LangGraph.js's integer versions (1 ->
    * "000000000002.…"). It is typed number, the type StateGraph.compile's
-   * BaseCheckpointSaver (of number versions) declares; LangGraph.js only
-   * compares versions (compareChannelVersions), and these compare in order.
+   * BaseCheckpointSaver (of number versions) declares. LangGraph.js's loop
+   * compares versions with `>` (pregel/algo), so every version of a thread
+   * must be of one type: these strings compare in order among themselves,
+   * never with numbers (copyFrom turns a source's integer versions into this
+   * form for that reason).
    */
   override getNextVersion(current: number | undefined): number {
     return nextVersion(current as string | number | undefined) as unknown as number;
