@@ -83,9 +83,33 @@ export function latinCompare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** byteOrder compares strings by their UTF-8 bytes, as the Go saver sorts. */
+/**
+ * byteOrder compares strings by their UTF-8 bytes, as the Go saver sorts: UTF-8 keeps the order of
+ * code points, so it compares code points, without encoding either string (a lone surrogate counts
+ * as U+FFFD, which is what encoding it to UTF-8 writes).
+ */
 export function byteOrder(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) {
+    const x = codePointAt(a, i);
+    const y = codePointAt(b, j);
+    if (x !== y) return x < y ? -1 : 1;
+    i += x > 0xffff ? 2 : 1;
+    j += y > 0xffff ? 2 : 1;
+  }
+  return i < a.length ? 1 : j < b.length ? -1 : 0;
+}
+
+/** codePointAt is the code point at s[i] as UTF-8 encoding reads it: a lone surrogate is U+FFFD. */
+function codePointAt(s: string, i: number): number {
+  const c = s.charCodeAt(i);
+  if (c < 0xd800 || c > 0xdfff) return c;
+  if (c <= 0xdbff && i + 1 < s.length) {
+    const d = s.charCodeAt(i + 1);
+    if (d >= 0xdc00 && d <= 0xdfff) return 0x10000 + ((c - 0xd800) << 10) + (d - 0xdc00);
+  }
+  return 0xfffd;
 }
 
 /** parseListMember is the address of a member of the index a walk of mode reads. */
