@@ -46,6 +46,8 @@ type config struct {
 	jsConc       []int
 	jsDurability []string
 	jsSteps      int
+	jsTime       time.Duration // most time per pass
+	jsTimeout    time.Duration // most time for the whole Node harness
 	// instructions is the -instructions mode (instructions.go).
 	instructions bool
 }
@@ -98,7 +100,9 @@ func parseConfig(args []string) (config, error) {
 	fs.StringVar(&loopAgents, "superstep-agents", "1,64", "end to end: concurrent agents (goroutines sharing one client)")
 	fs.StringVar(&jsConc, "superstep-js-concurrency", "1,64", "end to end on LangGraph.js (bench/peers/js/superstep.mjs, run with the peers): concurrent workers")
 	fs.StringVar(&jsDurability, "superstep-js-durability", "sync,async,exit", "end to end on LangGraph.js: durability modes")
-	fs.IntVar(&c.jsSteps, "superstep-js-steps", 2000, "end to end on LangGraph.js: super-steps per pass (invokes of 20), at least 4 invokes per worker (2 with -quick)")
+	fs.DurationVar(&c.jsTime, "superstep-js-time", 10*time.Second, "end to end on LangGraph.js: most time per pass")
+	fs.DurationVar(&c.jsTimeout, "superstep-js-timeout", 10*time.Minute, "end to end on LangGraph.js: time limit for the whole Node harness (results printed before are kept)")
+	fs.IntVar(&c.jsSteps, "superstep-js-steps", 1000, "end to end on LangGraph.js: super-steps per pass (invokes of 20), at least 2 invokes per worker")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the harness (redcheck's client side) to this file")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -167,7 +171,7 @@ func parseConfig(args []string) (config, error) {
 		return c, fmt.Errorf("need -threads >= 1, -steps >= 20, -ops >= 10, -time > 0, -delta-steps >= 2, -rounds >= 1")
 	case c.only != "" && c.only != onlySuperStep:
 		return c, fmt.Errorf("-only %q: the one pass that runs alone is %q", c.only, onlySuperStep)
-	case c.loopSteps < 20 || c.loopTime <= 0 || slices.Max(c.loopAgents) > 4096 || c.jsSteps < 20 || slices.Max(c.jsConc) > 4096 || len(c.jsDurability) == 0:
+	case c.loopSteps < 20 || c.loopTime <= 0 || slices.Max(c.loopAgents) > 4096 || c.jsSteps < 20 || c.jsTime <= 0 || c.jsTimeout <= 0 || slices.Max(c.jsConc) > 4096 || len(c.jsDurability) == 0:
 		return c, fmt.Errorf("need -superstep-steps >= 20, -superstep-time > 0, -superstep-agents <= 4096, -superstep-js-steps >= 20, -superstep-js-concurrency <= 4096, a -superstep-js-durability")
 	case !slices.Contains(c.concurrency, 1):
 		return c, fmt.Errorf("-concurrency must include 1 (the latency rows and the ratio to the limit need it)")

@@ -150,9 +150,9 @@ func runSuperStepJS(ctx context.Context, cfg config, redisURL string, log io.Wri
 	pgURL, pgWhy := postgresFor(ctx, cfg.pgURL, log)
 	args := []string{"superstep.mjs", "--redis-url", redisURL, "--pg-url", pgURL, "--pg-skip-reason", pgWhy,
 		"--concurrency", joinInts(cfg.jsConc), "--durability", strings.Join(cfg.jsDurability, ","),
-		"--steps", strconv.Itoa(cfg.jsSteps), "--per-worker", strconv.Itoa(cfg.loopPerAgent),
-		"--time-ms", strconv.FormatInt(cfg.loopTime.Milliseconds(), 10), "--rounds", strconv.Itoa(min(cfg.rounds, 4))}
-	pctx, cancel := context.WithTimeout(ctx, cfg.peerTimeout)
+		"--steps", strconv.Itoa(cfg.jsSteps), "--per-worker", strconv.Itoa(min(cfg.loopPerAgent, 2)),
+		"--time-ms", strconv.FormatInt(cfg.jsTime.Milliseconds(), 10), "--rounds", strconv.Itoa(min(cfg.rounds, 4))}
+	pctx, cancel := context.WithTimeout(ctx, cfg.jsTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(pctx, node, args...)
 	cmd.Dir, cmd.Stderr = peersDir, log
@@ -172,7 +172,7 @@ func runSuperStepJS(ctx context.Context, cfg config, redisURL string, log io.Wri
 	if werr != nil {
 		why := werr.Error()
 		if errors.Is(pctx.Err(), context.DeadlineExceeded) {
-			why = fmt.Sprintf("stopped at the -peer-timeout of %v", cfg.peerTimeout)
+			why = fmt.Sprintf("stopped at the -superstep-js-timeout of %v", cfg.jsTimeout)
 		}
 		out.Notes = append(out.Notes, "superstep.mjs: "+why+" (results printed before are kept)")
 	}

@@ -40,7 +40,7 @@ import { text } from "./workload.mjs";
 
 const args = parseArgs(process.argv.slice(2), {
   "redis-url": "", "pg-url": "", "pg-skip-reason": "", concurrency: "1,64", durability: "sync,async,exit",
-  steps: "2000", "per-worker": "2", "time-ms": "15000", rounds: "4", only: "", "redcheck-deflate": "",
+  steps: "1000", "per-worker": "2", "time-ms": "10000", rounds: "4", only: "", "redcheck-deflate": "",
 });
 const cfg = {
   concurrency: args.concurrency.split(",").filter(Boolean).map(Number),
@@ -418,7 +418,7 @@ async function main() {
   try {
     for (const conc of cfg.concurrency) {
       const passes = passesAt(impls, conc);
-      const rounds = Math.max(1, Math.min(cfg.rounds, Math.floor(passes[0].maxInvokes / (cfg.perWorker * conc))));
+      const rounds = Math.max(1, Math.min(cfg.rounds, Math.floor(passes[0].maxInvokes / conc))); // at least an invoke per worker per round
       log(`concurrency ${conc}: ${passes.length} passes of ${passes[0].maxInvokes} invokes (${passes[0].maxInvokes * STEPS_PER_INVOKE} super-steps), ${rounds} rounds`);
       for (const p of passes) await p.warm(Math.max(2, Math.min(conc, 16)));
       for (let r = 0; r < rounds; r++) {
