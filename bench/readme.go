@@ -286,7 +286,7 @@ func us(n Num) string {
 	if !n.Valid() {
 		return "—"
 	}
-	if n < 100 {
+	if n < 100 && n > -100 {
 		return fmtNum(n, 1)
 	}
 	return count(n)
