@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -457,5 +458,74 @@ func TestConformanceEncryption(t *testing.T) {
 		checkpointtest.Run(t, func(t *testing.T) checkpoint.Saver {
 			return newSaver(t, rdb, redissaver.Options{Encryption: r, Events: redissaver.Events{IncludeValues: true}})
 		})
+	})
+}
+
+// TestEncryptionEarlyWritesAndSubscribe: writes stored before their
+// checkpoint (renamed into it by its Put) open at their place; a
+// subscription with the keyring yields the decrypted values, and a
+// keyring served by a function works as a fixed one.
+func TestEncryptionEarlyWritesAndSubscribe(t *testing.T) {
+	tiers(t, func(t *testing.T, rdb *redis.Client) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		prefix := redistest.Prefix(t)
+		fixed := ring(t, "k1")
+		fetched := 0
+		r, err := checkpoint.NewKeyringFunc(ctx, "k1", func(ctx context.Context, id string) ([]byte, error) {
+			fetched++
+			if id != "k1" {
+				return nil, fmt.Errorf("no key %q: %w", id, checkpoint.ErrDecrypt)
+			}
+			return bytes.Repeat([]byte{0x5a, '1'}, checkpoint.KeySize/2), nil // ring's key of "k1", served by a "KMS"
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := encSaver(t, rdb, prefix, r, false)
+		cp, nv := checkpoint.Next(checkpoint.Empty(), map[string]any{"msg": secret}, s.NextVersion)
+		cfg := checkpoint.Config{ThreadID: "early", CheckpointID: cp.ID}
+		if err := s.PutWrites(ctx, cfg, []checkpoint.Write{{Channel: "msg", Value: secret + " early"}}, "t1", "p"); err != nil {
+			t.Fatal(err)
+		}
+		stored, err := s.Put(ctx, checkpoint.Root("early", ""), cp, checkpoint.Metadata{"step": 0}, nv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tup, err := s.GetTuple(ctx, stored)
+		if err != nil || len(tup.PendingWrites) != 1 || tup.PendingWrites[0].Value != secret+" early" || tup.Checkpoint.ChannelValues["msg"] != secret {
+			t.Fatalf("GetTuple = %+v, %v", tup, err)
+		}
+		// The fixed ring opens what the fetched one sealed.
+		if got, err := encSaver(t, rdb, prefix, fixed, false).GetTuple(ctx, stored); err != nil || got.Checkpoint.ChannelValues["msg"] != secret {
+			t.Fatalf("fixed ring: %+v, %v", got, err)
+		}
+		if fetched != 1 {
+			t.Errorf("the key was fetched %d times, want once", fetched)
+		}
+		sub, err := stream.New(rdb, stream.Options{Prefix: prefix, Encryption: fixed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[stream.EventType]bool{}
+		for ev, err := range sub.Subscribe(ctx, stream.Query{ThreadID: "early", From: stream.FromBeginning}) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch ev.Type {
+			case stream.TypeWrites:
+				if len(ev.Writes) != 1 || ev.Writes[0].Value != secret+" early" {
+					t.Fatalf("writes event %+v", ev.Writes)
+				}
+			case stream.TypeCheckpoint:
+				if ev.Values["msg"] != secret {
+					t.Fatalf("checkpoint event %+v", ev.Values)
+				}
+			}
+			seen[ev.Type] = true
+			if seen[stream.TypeWrites] && seen[stream.TypeCheckpoint] {
+				break
+			}
+		}
 	})
 }
