@@ -5,18 +5,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"reflect"
 	"strings"
 
 	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/internal/inspect"
 )
-
-// patchOp is one operation of an RFC 6902 JSON Patch.
-type patchOp struct {
-	Op    string `json:"op"`
-	Path  string `json:"path"`
-	Value any    `json:"value,omitempty"`
-}
 
 // runDiff is "redcheck diff THREAD A [B]": what changed from checkpoint B
 // (A's parent by default) to checkpoint A.
@@ -72,9 +65,7 @@ func runDiff(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		to = plain(a.Checkpoint.ChannelValues).(map[string]any)
 	}
 	if *asJSON {
-		ops := []patchOp{}
-		jsonPatch("", from, to, &ops)
-		return writeJSON(stdout, ops)
+		return writeJSON(stdout, inspect.Patch(from, to))
 	}
 	printDiff(stdout, b, a, from, to)
 	return exitOK
@@ -102,111 +93,41 @@ func printDiff(w io.Writer, b, a *checkpoint.Tuple, from, to map[string]any) {
 			fmt.Fprintf(w, "  %s %s\n", sign, line)
 		}
 	}
-	names := map[string]bool{}
-	for k := range from {
-		names[k] = true
-	}
-	for k := range to {
-		names[k] = true
-	}
-	same := 0
-	for _, k := range sortedKeys(names) {
-		old, inFrom := from[k]
-		cur, inTo := to[k]
-		switch {
-		case inFrom && inTo && reflect.DeepEqual(old, cur):
-			same++
-		case !inFrom:
-			fmt.Fprintf(w, "+ %s\n", quoteIf(k))
-			value("+", cur)
-		case !inTo:
-			fmt.Fprintf(w, "- %s\n", quoteIf(k))
-			value("-", old)
+	changes, same := inspect.Diff(from, to)
+	for _, c := range changes {
+		switch c.Kind {
+		case inspect.Added:
+			fmt.Fprintf(w, "+ %s\n", quoteIf(c.Channel))
+			value("+", c.New)
+		case inspect.Removed:
+			fmt.Fprintf(w, "- %s\n", quoteIf(c.Channel))
+			value("-", c.Old)
 		default:
-			fmt.Fprintf(w, "~ %s\n", quoteIf(k))
-			_, objOld := old.(map[string]any)
-			_, objCur := cur.(map[string]any)
-			if !objOld || !objCur {
-				value("-", old)
-				value("+", cur)
+			fmt.Fprintf(w, "~ %s\n", quoteIf(c.Channel))
+			if c.Members == nil {
+				value("-", c.Old)
+				value("+", c.New)
 				continue
 			}
-			var ops []patchOp
-			jsonPatch("", old, cur, &ops)
-			for _, op := range ops {
+			for _, op := range c.Members {
 				switch op.Op {
 				case "add":
 					fmt.Fprintf(w, "  + %s: %s\n", op.Path, compactJSON(op.Value))
 				case "remove":
-					fmt.Fprintf(w, "  - %s: %s\n", op.Path, compactJSON(pointerGet(old, op.Path)))
+					fmt.Fprintf(w, "  - %s: %s\n", op.Path, compactJSON(pointerGet(c.Old, op.Path)))
 				default:
-					fmt.Fprintf(w, "  ~ %s: %s -> %s\n", op.Path, compactJSON(pointerGet(old, op.Path)), compactJSON(op.Value))
+					fmt.Fprintf(w, "  ~ %s: %s -> %s\n", op.Path, compactJSON(pointerGet(c.Old, op.Path)), compactJSON(op.Value))
 				}
 			}
 		}
 	}
-	fmt.Fprintf(w, "channels: %d changed, %d unchanged\n", len(names)-same, same)
+	fmt.Fprintf(w, "channels: %d changed, %d unchanged\n", len(changes), same)
 }
 
-// pointerGet returns the member of v at the JSON Pointer path, through
-// objects only (the paths jsonPatch makes); nil when there is none.
-func pointerGet(v any, path string) any {
-	if path == "" {
-		return v
-	}
-	for _, tok := range strings.Split(path[1:], "/") {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil
-		}
-		v = m[strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")]
-	}
-	return v
-}
+// The diff logic lives in internal/inspect, shared with the UI.
+type patchOp = inspect.PatchOp
 
-// jsonPatch appends to ops the operations that turn from into to, at path:
-// objects are compared key by key (recursively), any other pair of
-// different values is one replace. Keys are visited in byte order, so the
-// patch is a function of its inputs.
-func jsonPatch(path string, from, to any, ops *[]patchOp) {
-	if reflect.DeepEqual(from, to) {
-		return
-	}
-	fm, ok1 := from.(map[string]any)
-	tm, ok2 := to.(map[string]any)
-	if !ok1 || !ok2 {
-		*ops = append(*ops, patchOp{Op: "replace", Path: path, Value: nullable(to)})
-		return
-	}
-	for _, k := range sortedKeys(fm) {
-		if _, ok := tm[k]; !ok {
-			*ops = append(*ops, patchOp{Op: "remove", Path: path + "/" + pointerToken(k)})
-		}
-	}
-	for _, k := range sortedKeys(tm) {
-		p := path + "/" + pointerToken(k)
-		if old, ok := fm[k]; ok {
-			jsonPatch(p, old, tm[k], ops)
-		} else {
-			*ops = append(*ops, patchOp{Op: "add", Path: p, Value: nullable(tm[k])})
-		}
-	}
-}
-
-// jsonNull is a value that encodes as JSON null even under omitempty: a
-// patch operation's "value" is required for add and replace.
-type jsonNull struct{}
-
-func (jsonNull) MarshalJSON() ([]byte, error) { return []byte("null"), nil }
-
-func nullable(v any) any {
-	if v == nil {
-		return jsonNull{}
-	}
-	return v
-}
-
-// pointerToken escapes a key for a JSON Pointer (RFC 6901).
-func pointerToken(k string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1")
-}
+var (
+	jsonPatch  = inspect.JSONPatch
+	pointerGet = inspect.PointerGet
+)

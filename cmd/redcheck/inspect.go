@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -17,9 +15,9 @@ import (
 	"time"
 
 	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/internal/inspect"
 	"github.com/graphstate/redcheck/internal/keys"
 	"github.com/graphstate/redcheck/redissaver"
-	"github.com/oklog/ulid/v2"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -125,63 +123,6 @@ func readError(name string, err error, stderr io.Writer) int {
 	return exitUsage
 }
 
-// plain turns a value decoded by a serializer into one of nil, bool,
-// json.Number, string, []any and map[string]any, which encoding/json writes
-// as it is and which compare with reflect.DeepEqual: []byte becomes its
-// base64 text (as encoding/json writes it), a time its RFC 3339 text, NaN
-// and the infinities their names, a checkpoint.DeltaSnapshot the object
-// {"$delta_snapshot": value}, anything else its %v text.
-func plain(v any) any {
-	switch x := v.(type) {
-	case nil, bool, string:
-		return x
-	case int64:
-		return json.Number(strconv.FormatInt(x, 10))
-	case int:
-		return json.Number(strconv.Itoa(x))
-	case uint64:
-		return json.Number(strconv.FormatUint(x, 10))
-	case float64:
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return fmt.Sprint(x)
-		}
-		return json.Number(strconv.FormatFloat(x, 'g', -1, 64))
-	case json.Number:
-		return x
-	case []byte:
-		return base64.StdEncoding.EncodeToString(x)
-	case time.Time:
-		return x.Format(time.RFC3339Nano)
-	case checkpoint.DeltaSnapshot:
-		return map[string]any{"$delta_snapshot": plain(x.Value)}
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = plain(e)
-		}
-		return out
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = plain(e)
-		}
-		return out
-	case checkpoint.Metadata:
-		return plain(map[string]any(x))
-	}
-	// Another type (a metadata number of another width, say): through
-	// encoding/json when it can, else as text.
-	if data, err := json.Marshal(v); err == nil {
-		var out any
-		d := json.NewDecoder(bytes.NewReader(data))
-		d.UseNumber()
-		if d.Decode(&out) == nil {
-			return out
-		}
-	}
-	return fmt.Sprintf("%v", v)
-}
-
 // compactJSON renders a plain value on one line.
 func compactJSON(v any) string {
 	var buf bytes.Buffer
@@ -215,62 +156,6 @@ func writeJSON(w io.Writer, doc any) int {
 		return exitUsage
 	}
 	return exitOK
-}
-
-// idTime returns the creation time an ID holds: a ULID's milliseconds, or
-// the timestamp of a UUID of version 6 (LangGraph's uuid6), 7 or 1. ok is
-// false for any other ID.
-func idTime(id string) (time.Time, bool) {
-	if len(id) == ulid.EncodedSize {
-		if u, err := ulid.ParseStrict(id); err == nil {
-			return ulid.Time(u.Time()).UTC(), true
-		}
-		return time.Time{}, false
-	}
-	if len(id) != 36 || id[8] != '-' || id[13] != '-' || id[18] != '-' || id[23] != '-' {
-		return time.Time{}, false
-	}
-	raw, err := hex.DecodeString(strings.ReplaceAll(id, "-", ""))
-	if err != nil || len(raw) != 16 {
-		return time.Time{}, false
-	}
-	be := func(b []byte) uint64 {
-		var n uint64
-		for _, c := range b {
-			n = n<<8 | uint64(c)
-		}
-		return n
-	}
-	// 100-ns intervals from the Gregorian epoch (1582-10-15) to Unix's.
-	const gregorian = 0x01B21DD213814000
-	fromGregorian := func(ticks uint64) (time.Time, bool) {
-		if ticks < gregorian {
-			return time.Time{}, false
-		}
-		d := ticks - gregorian
-		return time.Unix(int64(d/1e7), int64(d%1e7)*100).UTC(), true
-	}
-	switch raw[6] >> 4 {
-	case 6:
-		return fromGregorian(be(raw[0:6])<<12 | be(raw[6:8])&0x0fff)
-	case 7:
-		return time.UnixMilli(int64(be(raw[0:6]))).UTC(), true
-	case 1:
-		return fromGregorian((be(raw[6:8])&0x0fff)<<48 | be(raw[4:6])<<32 | be(raw[0:4]))
-	}
-	return time.Time{}, false
-}
-
-// checkpointTime returns the time of a checkpoint: its ID's when the ID is
-// time-ordered, else its ts field's. ok is false when neither tells.
-func checkpointTime(cp checkpoint.Checkpoint) (time.Time, bool) {
-	if t, ok := idTime(cp.ID); ok {
-		return t, true
-	}
-	if t, err := time.Parse(time.RFC3339Nano, cp.TS); err == nil {
-		return t.UTC(), true
-	}
-	return time.Time{}, false
 }
 
 // age renders how long ago t was, to the second; "-" when unknown.
@@ -386,3 +271,12 @@ func timeFields(cp checkpoint.Checkpoint) (string, *float64) {
 	a := clock().Sub(t).Seconds()
 	return t.Format(time.RFC3339Nano), &a
 }
+
+// plain is inspect.Plain: decoded values as plain JSON data.
+var plain = inspect.Plain
+
+// The times of checkpoints: inspect's, shared with the UI.
+var (
+	idTime         = inspect.IDTime
+	checkpointTime = inspect.CheckpointTime
+)

@@ -17,15 +17,21 @@
 //	export   write the checkpoints of threads to a file, one JSON object a line
 //	import   store the checkpoints of an export file
 //	rekey    re-encrypt the stored values under the keyring's current key
+//	delete   delete a thread (needs --yes)
+//	prune    prune a thread to its latest checkpoint of each namespace (needs --yes)
+//	copy     copy a thread to a new one, or fork it at a checkpoint (needs --yes)
+//	ui       serve the web UI over the same Redis and prefix
 //
 // The inspection commands (threads, history, show, diff) only read, and
-// print JSON with --json; export writes a file that import stores again
-// (import and rekey are the commands that write to Redis). Run
-// "redcheck <command> -h" for a command's flags; docs/cli.md is the
-// reference. Exit status: 0 when all is well, 1 when the command found a
-// problem (check: a violation; import: a thread that exists already; rekey:
-// values left that are not under the current key) or what
-// it was asked for does not exist (history, show, diff, export), 2 for a
+// print JSON with --json; export writes a file that import stores again.
+// import, rekey, delete, prune and copy write to Redis, the last three only
+// with --yes (without it they change nothing and exit 2); ui serves a web UI
+// that writes only with --allow-writes. Run "redcheck <command> -h" for a
+// command's flags; docs/cli.md is the reference. Exit status: 0 when all is
+// well, 1 when the command found a problem (check: a violation; import,
+// copy: a thread that exists already; rekey: values left that are not under
+// the current key) or what it was asked for does not exist (history, show,
+// diff, export, delete, prune, copy), 2 for a
 // usage error, a bad export file, or when Redis cannot be reached or fails.
 package main
 
@@ -69,6 +75,10 @@ var commands = []command{
 	{"export", "write the checkpoints of threads to a file, one JSON object a line", runExport},
 	{"import", "store the checkpoints of an export file", runImport},
 	{"rekey", "re-encrypt the stored values under the keyring's current key", runRekey},
+	{"delete", "delete a thread (needs --yes)", runDelete},
+	{"prune", "prune a thread to its latest checkpoint of each namespace (needs --yes)", runPrune},
+	{"copy", "copy a thread to a new one, or fork it at a checkpoint (needs --yes)", runCopy},
+	{"ui", "serve the web UI: threads, timelines, diffs, interrupts, live", runUI},
 }
 
 func main() {

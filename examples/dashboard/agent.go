@@ -11,7 +11,7 @@ import (
 )
 
 // demoAgent simulates a few agent threads writing to a saver, so that the
-// dashboard has something to show. Each turn one thread, round robin, does
+// UI has something to show. Each turn one thread, round robin, does
 // its next action: the tasks of its current step store their pending
 // writes, or the step ends with a new checkpoint. After steps steps a
 // thread rests for rest turns, then is deleted and starts over: the demo
@@ -29,6 +29,7 @@ type demoThread struct {
 	id      string
 	request string   // the user's input
 	lines   []string // what the agent's tasks say, in turn
+	ask     string   // if set, the question of an interrupt() after the last step
 	// The graph state: the latest checkpoint and its channels.
 	cfg      checkpoint.Config
 	started  bool
@@ -47,8 +48,8 @@ func newDemoAgent(saver *redissaver.Saver, steps, rest int) *demoAgent {
 		}},
 		{id: "demo-support-desk", request: "My order #4512 arrived damaged.", lines: []string{
 			"Looking up order #4512.", "Shipped 3 days ago, carrier reports a dropped parcel.",
-			"Refund policy: full refund within 30 days.", "Refund of €49.90 issued.", "Replacement shipped, tracking sent.",
-		}},
+			"Refund policy: full refund within 30 days.", "Refund of €49.90 prepared.", "Replacement prepared.",
+		}, ask: "Approve the refund of €49.90 for order #4512?"},
 		{id: "demo-research", request: "Summarise recent work on vector clocks.", lines: []string{
 			"Searching: vector clocks, interval tree clocks, dotted version vectors.", "Found 12 papers, reading abstracts.",
 			"Dotted version vectors bound metadata per key.", "Drafting the summary.", "Citations checked.",
@@ -91,6 +92,10 @@ func (a *demoAgent) turn(ctx context.Context) error {
 		return a.start(ctx, t)
 	case t.step+1 >= int64(a.steps):
 		if t.rested++; t.rested <= a.rest {
+			if t.rested == 1 && t.ask != "" { // waits for a human while it rests
+				w := checkpoint.Write{Channel: checkpoint.InterruptChannel, Value: map[string]any{"value": t.ask, "id": "approve-" + t.id}}
+				return a.saver.PutWrites(ctx, t.cfg, []checkpoint.Write{w}, fmt.Sprintf("step%d:approve", t.step+1), "approve")
+			}
 			return nil
 		}
 		t.started = false
@@ -113,7 +118,7 @@ func message(role, content string) map[string]any {
 
 // start stores the input checkpoint (step -1) of a new run.
 func (a *demoAgent) start(ctx context.Context, t *demoThread) error {
-	*t = demoThread{id: t.id, request: t.request, lines: t.lines, started: true, step: -1,
+	*t = demoThread{id: t.id, request: t.request, lines: t.lines, ask: t.ask, started: true, step: -1,
 		cfg: checkpoint.Config{ThreadID: t.id}, versions: map[string]string{}}
 	t.messages = []any{message("user", t.request)}
 	return a.put(ctx, t, "input", map[string]any{

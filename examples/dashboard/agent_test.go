@@ -2,14 +2,28 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"math"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/internal/redistest"
+	"github.com/graphstate/redcheck/redissaver"
 )
+
+func TestMain(m *testing.M) { redistest.Main(m) }
+
+// fixture is a saver on a fresh miniredis.
+type fixture struct{ saver *redissaver.Saver }
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	_, rdb := redistest.Mini(t)
+	saver, err := redissaver.New(context.Background(), rdb, redissaver.Options{AcceptEviction: true, Prefix: redistest.Prefix(t), Shards: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &fixture{saver: saver}
+}
 
 // count returns the number of checkpoints of a thread and the latest one.
 func count(t *testing.T, f *fixture, thread string) (int, *checkpoint.Tuple) {
@@ -73,41 +87,5 @@ func TestDemoAgentRunsBoundedAndRestarts(t *testing.T) {
 	case <-done:
 	case <-time.After(5 * time.Second):
 		t.Fatal("run did not stop with its context")
-	}
-}
-
-func TestJSONValue(t *testing.T) {
-	deep := any("leaf")
-	for range 100 {
-		deep = []any{deep}
-	}
-	in := map[string]any{
-		"nan":   math.NaN(),
-		"inf":   float32(math.Inf(1)),
-		"bytes": []byte("hi"),
-		"time":  time.Date(12000, 1, 1, 0, 0, 0, 0, time.UTC), // MarshalJSON fails past 9999
-		"list":  []any{int64(1), uint64(math.MaxUint64), "s", nil, true},
-		"delta": checkpoint.DeltaSnapshot{Value: []any{math.Inf(-1)}},
-		"ptr":   &checkpoint.DeltaSnapshot{Value: "x"},
-		"chan":  make(chan int),
-		"deep":  deep,
-	}
-	data, err := json.Marshal(jsonValue(in))
-	if err != nil {
-		t.Fatalf("encode: %v", err)
-	}
-	var got map[string]any
-	if err := json.Unmarshal(data, &got); err != nil {
-		t.Fatal(err)
-	}
-	if got["nan"] != "NaN" || got["inf"] != "+Inf" || got["bytes"].(map[string]any)["$bytes"] != "aGk=" ||
-		got["time"] != "12000-01-01T00:00:00Z" || got["ptr"].(map[string]any)["$delta"] != "x" {
-		t.Errorf("converted: %s", data)
-	}
-	if d := got["delta"].(map[string]any)["$delta"].([]any); d[0] != "-Inf" {
-		t.Errorf("delta: %v", d)
-	}
-	if !strings.Contains(string(data), "nested too deep") || !strings.HasPrefix(got["chan"].(string), "0x") {
-		t.Errorf("deep or chan: %s", data)
 	}
 }

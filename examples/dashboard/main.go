@@ -1,38 +1,23 @@
-// Command dashboard is a small live dashboard over a redcheck saver: a page
-// that lists the threads, shows each thread's checkpoints as a timeline that
-// updates live through Server-Sent Events (from package stream), and shows
-// the state of a selected checkpoint.
+// Command dashboard runs the redcheck UI (the one "redcheck ui" serves,
+// package internal/ui) next to a demo agent, so that there is something to
+// watch without an agent of your own:
 //
-//	go run ./examples/dashboard [-addr 127.0.0.1:8080] [-prefix P] [-shards N] [-demo]
+//	go run ./examples/dashboard [-addr 127.0.0.1:8080] [-prefix P] [-shards N] [-demo] [-allow-writes]
 //
 // It uses the Redis named by REDIS_URL or, when that is unset, an embedded
 // miniredis. On miniredis a built-in demo agent (-demo, on by default
 // there) writes checkpoints and pending writes to a few "demo-" threads
-// every 700 ms; each thread runs a dozen steps, rests, is deleted and starts
-// over.
-//
-// The JSON API the page uses:
-//
-//	GET /api/threads                                the threads, each with its latest checkpoint
-//	GET /api/threads/{thread}/checkpoints           a thread's checkpoints, newest first (?before=ID&limit=N)
-//	GET /api/threads/{thread}/checkpoints/{id}?ns=  the state of one checkpoint
-//	GET /api/events                                 events as Server-Sent Events (?thread=T, ?from=beginning;
-//	                                                a reconnection's Last-Event-ID resumes right after the last event;
-//	                                                events Redis no longer holds arrive as a "gap" event, marked in the timeline)
-//
-// Each open event stream waits for events on a connection of its own
-// (package stream opens it from the Redis client's options), so that open
-// pages never take connections from the pool the API uses.
+// every 700 ms; each thread runs a dozen steps, rests (one of them waiting
+// on an interrupt, so the inbox has an entry), is deleted and starts over.
+// Against your own Redis, "redcheck ui" is the command to use.
 package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"log"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -40,8 +25,8 @@ import (
 
 	"github.com/graphstate/redcheck/examples/internal/demo"
 	"github.com/graphstate/redcheck/internal/keys"
+	"github.com/graphstate/redcheck/internal/ui"
 	"github.com/graphstate/redcheck/redissaver"
-	"github.com/graphstate/redcheck/stream"
 )
 
 func main() {
@@ -58,6 +43,7 @@ func run() error {
 	shards := flag.Int("shards", keys.DefaultShards, "number of shards of the saver (Options.Shards)")
 	runDemo := flag.Bool("demo", onMini, "run the demo agent, which writes to threads named demo-* (default: on with the embedded miniredis)")
 	every := flag.Duration("every", 700*time.Millisecond, "how often the demo agent acts")
+	allowWrites := flag.Bool("allow-writes", false, "let the UI fork, delete and prune threads")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -68,16 +54,16 @@ func run() error {
 		return err
 	}
 	defer closeConn()
-	saver, err := redissaver.New(context.Background(), rdb, redissaver.Options{AcceptEviction: demo.Embedded(), Prefix: *prefix, Shards: *shards})
-	if err != nil {
-		return err
-	}
-	sub, err := stream.New(rdb, stream.Options{Prefix: *prefix, Shards: *shards})
+	handler, err := ui.New(rdb, ui.Options{Prefix: *prefix, Shards: *shards, AllowWrites: *allowWrites})
 	if err != nil {
 		return err
 	}
 
 	if *runDemo {
+		saver, err := redissaver.New(context.Background(), rdb, redissaver.Options{AcceptEviction: demo.Embedded(), Prefix: *prefix, Shards: *shards})
+		if err != nil {
+			return err
+		}
 		agent := newDemoAgent(saver, 12, 5)
 		defer func() { // leave nothing behind on a real Redis
 			cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -100,24 +86,6 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{
-		Handler:           newServer(saver, sub),
-		ReadHeaderTimeout: 10 * time.Second,
-		// Requests, event streams included, end with ctx.
-		BaseContext: func(net.Listener) context.Context { return ctx },
-	}
 	fmt.Printf("redcheck dashboard: %s\nserving http://%s/ (Ctrl-C stops)\n", where, ln.Addr())
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	return nil
+	return handler.Serve(ctx, ln)
 }

@@ -1,4 +1,4 @@
-package main
+package ui
 
 import (
 	"encoding/base64"

@@ -1,10 +1,12 @@
-package main
+package ui
 
 import (
 	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -20,27 +22,35 @@ import (
 
 func TestMain(m *testing.M) { redistest.Main(m) }
 
-// fixture is a dashboard on a fresh miniredis, served on loopback.
+// fixture is a UI on a fresh miniredis, served on loopback.
 type fixture struct {
-	saver *redissaver.Saver
-	rdb   redis.UniversalClient
-	srv   *server
-	ts    *httptest.Server
+	saver  *redissaver.Saver
+	rdb    redis.UniversalClient
+	prefix string
+	srv    *Server
+	ts     *httptest.Server
 }
 
+// newFixture serves a UI over a new prefix of a fresh miniredis, read-only.
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	_, rdb := redistest.Mini(t)
-	prefix := redistest.Prefix(t)
+	return serveUI(t, rdb, redistest.Prefix(t), false)
+}
+
+// serveUI serves a UI over prefix (4 shards) of rdb, created here.
+func serveUI(t *testing.T, rdb redis.UniversalClient, prefix string, allowWrites bool) *fixture {
+	t.Helper()
 	saver, err := redissaver.New(context.Background(), rdb, redissaver.Options{AcceptEviction: true, Prefix: prefix, Shards: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sub, err := stream.New(rdb, stream.Options{Prefix: prefix, Shards: 4, Block: 100 * time.Millisecond, MaxBackoff: 50 * time.Millisecond})
+	srv, err := New(rdb, Options{Prefix: prefix, Shards: 4, AllowWrites: allowWrites, Logger: log.New(io.Discard, "", 0),
+		Stream: stream.Options{Block: 100 * time.Millisecond, MaxBackoff: 50 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{saver: saver, rdb: rdb, srv: newServer(saver, sub)}
+	f := &fixture{saver: saver, rdb: rdb, prefix: prefix, srv: srv}
 	f.ts = httptest.NewServer(f.srv)
 	t.Cleanup(func() {
 		f.ts.CloseClientConnections() // ends open event streams

@@ -1,4 +1,4 @@
-package main
+package ui
 
 import (
 	"bytes"
@@ -39,28 +39,35 @@ type item struct {
 }
 
 // events serves GET /api/events as Server-Sent Events.
-func (s *server) events(w http.ResponseWriter, r *http.Request) {
+func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	q := stream.Query{ThreadID: r.URL.Query().Get("thread")}
 	if q.ThreadID != "" {
 		if err := keys.ValidateThreadID(q.ThreadID); err != nil {
-			writeError(w, http.StatusBadRequest, err)
+			s.badRequest(w, "%v", err)
 			return
 		}
+	}
+	octx, cancel := bounded(r)
+	_, sub, err := s.open(octx)
+	cancel()
+	if err != nil {
+		s.writeError(w, err)
+		return
 	}
 	from := r.Header.Get("Last-Event-ID")
 	if from == "" {
 		from = r.URL.Query().Get("from")
 	}
-	readyID, err := s.position(&q, from)
+	readyID, err := s.position(sub, &q, from)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, err)
+		s.badRequest(w, "%v", err)
 		return
 	}
 	if readyID == "" { // start now: after the last event each stream holds
-		cursor, err := s.sub.Position(ctx, q.ThreadID)
+		cursor, err := sub.Position(ctx, q.ThreadID)
 		if err != nil {
-			writeError(w, http.StatusBadGateway, fmt.Errorf("find the end of the events: %w", err))
+			s.writeErrorAs(w, http.StatusBadGateway, kindUnreachable, fmt.Errorf("find the end of the events: %w", err))
 			return
 		}
 		q.From, readyID = cursor, cursor
@@ -86,7 +93,7 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 	// own goroutine; this one writes, and sends heartbeats meanwhile.
 	items := make(chan item)
 	go func() {
-		for ev, err := range s.sub.Subscribe(ctx, q) {
+		for ev, err := range sub.Subscribe(ctx, q) {
 			select {
 			case items <- item{ev, err}:
 			case <-ctx.Done():
@@ -114,7 +121,7 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 // position sets where q starts from a Last-Event-ID (or ?from=): "" for
 // now, "beginning" or an event cursor. It returns the id of the
 // "ready" event, "" when the stream starts now.
-func (s *server) position(q *stream.Query, from string) (string, error) {
+func (s *Server) position(sub *stream.Subscriber, q *stream.Query, from string) (string, error) {
 	switch {
 	case from == "":
 		return "", nil
@@ -123,7 +130,7 @@ func (s *server) position(q *stream.Query, from string) (string, error) {
 		return stream.FromBeginning, nil
 	}
 	q.From = from
-	if err := s.sub.CheckQuery(*q); err != nil {
+	if err := sub.CheckQuery(*q); err != nil {
 		q.From = ""
 		return "", fmt.Errorf("bad position %q: not a cursor of this stream: %w", from, err)
 	}
@@ -133,7 +140,8 @@ func (s *server) position(q *stream.Query, from string) (string, error) {
 // writeItem writes one SSE message for an event or a subscription error.
 func writeItem(buf *bytes.Buffer, it item) {
 	if it.err != nil && !errors.Is(it.err, stream.ErrGap) {
-		data, _ := json.Marshal(apiError{Error: it.err.Error()})
+		_, kind := classify(it.err)
+		data, _ := json.Marshal(apiError{Error: it.err.Error(), Kind: kind})
 		buf.WriteString("event: stream-error\n")
 		if it.ev.Cursor != "" { // a malformed entry: resume past it
 			fmt.Fprintf(buf, "id: %s\n", it.ev.Cursor)
@@ -143,7 +151,7 @@ func writeItem(buf *bytes.Buffer, it item) {
 	}
 	data, err := json.Marshal(eventOf(it.ev))
 	if err != nil { // cannot happen with jsonMap; never break the stream
-		data, _ = json.Marshal(apiError{Error: err.Error()})
+		data, _ = json.Marshal(apiError{Error: err.Error(), Kind: kindError})
 	}
 	fmt.Fprintf(buf, "id: %s\ndata: %s\n\n", it.ev.Cursor, data)
 }

@@ -1,25 +1,30 @@
-package main
+package ui
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/internal/inspect"
+	"github.com/graphstate/redcheck/internal/keys"
 	"github.com/graphstate/redcheck/stream"
 )
 
 // Limits of the JSON API.
 const (
-	// threadScan is how many of the newest checkpoints /api/threads reads
-	// to find the threads: a thread without a checkpoint among them is not
-	// listed.
-	threadScan = 2000
-	// defaultPage and maxPage bound a page of /api/threads/{id}/checkpoints.
+	// defaultPage and maxPage bound a page of threads or checkpoints.
 	defaultPage = 50
 	maxPage     = 500
+	// threadScan is how many checkpoints one page of /api/threads reads at
+	// most to find its threads: past it the page ends early, with a cursor
+	// to go on from (a thread with many recent checkpoints is skipped over
+	// in bounded steps).
+	threadScan = 5000
 )
 
 // checkpointRow is one line of a thread's timeline.
@@ -30,7 +35,10 @@ type checkpointRow struct {
 	ParentID     string `json:"parent_id,omitempty"`
 	Step         *int64 `json:"step"`
 	Source       string `json:"source,omitempty"`
+	RunID        string `json:"run_id,omitempty"`
 	TS           string `json:"ts,omitempty"`
+	// Time is the checkpoint's time (its ID's, else its ts), RFC 3339.
+	Time string `json:"time,omitempty"`
 	// Channels are the channels this checkpoint changed: its
 	// UpdatedChannels, else those whose version differs from the parent's
 	// (every channel of a root checkpoint); null when the parent is not at
@@ -48,24 +56,145 @@ type threadRow struct {
 	Latest   checkpointRow `json:"latest"`
 }
 
-// threads serves GET /api/threads: every thread with a checkpoint among the
-// threadScan newest, with its latest checkpoint, by thread ID.
-func (s *server) threads(w http.ResponseWriter, r *http.Request) {
-	latest := map[string]checkpointRow{}
-	for t, err := range s.saver.List(r.Context(), checkpoint.ListQuery{Limit: threadScan}) {
+// threadPage is the body of /api/threads.
+type threadPage struct {
+	Threads []threadRow `json:"threads"`
+	// NextBefore, when set, is the ?before= of the next page.
+	NextBefore string `json:"next_before,omitempty"`
+}
+
+// listLatest is the query of the newest checkpoints of the root graphs of
+// every thread.
+func listLatest(limit int) checkpoint.ListQuery {
+	return checkpoint.ListQuery{CheckpointNS: checkpoint.NS(""), Limit: limit}
+}
+
+// pageLimit reads ?limit= (1 to maxPage, default defaultPage).
+func pageLimit(r *http.Request) (int, error) {
+	v := r.URL.Query().Get("limit")
+	if v == "" {
+		return defaultPage, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > maxPage {
+		return 0, fmt.Errorf("limit must be 1 to %d", maxPage)
+	}
+	return n, nil
+}
+
+// metadataFilter reads ?run_id=R and ?filter=k=v (repeatable) into a
+// metadata filter; a value that parses as JSON is that JSON value (step=3
+// is the number 3), any other a string, as "redcheck threads --filter".
+func metadataFilter(r *http.Request) (checkpoint.Metadata, error) {
+	q := r.URL.Query()
+	f := checkpoint.Metadata{}
+	for _, kv := range q["filter"] {
+		if strings.TrimSpace(kv) == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("filter %q: want key=value", kv)
+		}
+		var val any
+		if err := json.Unmarshal([]byte(v), &val); err != nil {
+			val = v
+		}
+		f[k] = val
+	}
+	if run := q.Get("run_id"); run != "" {
+		f["run_id"] = run
+	}
+	if len(f) == 0 {
+		return nil, nil
+	}
+	return f, nil
+}
+
+// threads serves GET /api/threads: the threads newest first (by their
+// latest checkpoint of the root graph that matches the filter), a page at
+// a time. The listing merges the shards' indexes newest first: the first
+// checkpoint of a thread met is its latest, and later ones are skipped.
+// On a page after the first (?before=), a thread met is listed only if
+// that checkpoint is its latest matching one: one more read per thread
+// of the page, so that a thread is never listed twice.
+func (s *Server) threads(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := bounded(r)
+	defer cancel()
+	limit, err := pageLimit(r)
+	if err != nil {
+		s.badRequest(w, "%v", err)
+		return
+	}
+	filter, err := metadataFilter(r)
+	if err != nil {
+		s.badRequest(w, "%v", err)
+		return
+	}
+	before := r.URL.Query().Get("before")
+	saver, _, err := s.open(ctx)
+	if err != nil {
+		s.writeError(w, err)
+		return
+	}
+	q := checkpoint.ListQuery{CheckpointNS: checkpoint.NS(""), Before: before, Filter: filter}
+	page := threadPage{Threads: []threadRow{}}
+	seen := map[string]bool{}
+	scanned, last := 0, ""
+	for t, err := range saver.List(ctx, q) {
 		if err != nil {
-			writeError(w, errStatus(err), fmt.Errorf("list checkpoints: %w", err))
+			s.writeError(w, fmt.Errorf("list checkpoints: %w", err))
 			return
 		}
-		if _, seen := latest[t.Config.ThreadID]; !seen {
-			latest[t.Config.ThreadID] = rowOf(t, nil)
+		scanned++
+		last = t.Config.CheckpointID
+		th := t.Config.ThreadID
+		if !seen[th] {
+			seen[th] = true
+			first := true
+			if before != "" {
+				lq := checkpoint.ListQuery{ThreadID: th, CheckpointNS: checkpoint.NS(""), Filter: filter, Limit: 1}
+				for lt, err := range saver.List(ctx, lq) {
+					if err != nil {
+						s.writeError(w, fmt.Errorf("list thread %q: %w", th, err))
+						return
+					}
+					first = lt.Config.CheckpointID == t.Config.CheckpointID
+				}
+			}
+			if first {
+				page.Threads = append(page.Threads, threadRow{ThreadID: th, Latest: rowOf(t, nil)})
+			}
+		}
+		if len(page.Threads) == limit || scanned == threadScan {
+			page.NextBefore = last
+			break
 		}
 	}
-	out := make([]threadRow, 0, len(latest))
-	for _, id := range slices.Sorted(maps.Keys(latest)) {
-		out = append(out, threadRow{ThreadID: id, Latest: latest[id]})
+	s.writeJSON(w, http.StatusOK, page)
+}
+
+// thread serves GET /api/threads/{thread}: the thread's latest checkpoint
+// of the root graph (404 when it has none).
+func (s *Server) thread(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := bounded(r)
+	defer cancel()
+	th := r.PathValue("thread")
+	if err := keys.ValidateThreadID(th); err != nil || th == "" {
+		s.badRequest(w, "bad thread ID %q", th)
+		return
 	}
-	writeJSON(w, http.StatusOK, out)
+	saver, _, err := s.open(ctx)
+	if err != nil {
+		s.writeError(w, err)
+		return
+	}
+	t, err := saver.GetTuple(ctx, checkpoint.Config{ThreadID: th})
+	if err != nil {
+		s.writeError(w, fmt.Errorf("thread %q: %w", th, err))
+		return
+	}
+	s.writeJSON(w, http.StatusOK, threadRow{ThreadID: th, Latest: rowOf(t, nil)})
 }
 
 // checkpointPage is the body of /api/threads/{id}/checkpoints.
@@ -77,23 +206,26 @@ type checkpointPage struct {
 
 // checkpoints serves GET /api/threads/{thread}/checkpoints?before=&limit=:
 // the thread's checkpoints (every namespace), newest first.
-func (s *server) checkpoints(w http.ResponseWriter, r *http.Request) {
-	limit := defaultPage
-	if v := r.URL.Query().Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > maxPage {
-			writeError(w, http.StatusBadRequest, fmt.Errorf("limit must be 1 to %d", maxPage))
-			return
-		}
-		limit = n
+func (s *Server) checkpoints(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := bounded(r)
+	defer cancel()
+	limit, err := pageLimit(r)
+	if err != nil {
+		s.badRequest(w, "%v", err)
+		return
+	}
+	saver, _, err := s.open(ctx)
+	if err != nil {
+		s.writeError(w, err)
+		return
 	}
 	// One more than the page: it tells whether there is a next page, and
 	// is often the parent of the page's last checkpoint.
 	q := checkpoint.ListQuery{ThreadID: r.PathValue("thread"), Before: r.URL.Query().Get("before"), Limit: limit + 1}
 	var tuples []*checkpoint.Tuple
-	for t, err := range s.saver.List(r.Context(), q) {
+	for t, err := range saver.List(ctx, q) {
 		if err != nil {
-			writeError(w, errStatus(err), fmt.Errorf("list checkpoints: %w", err))
+			s.writeError(w, fmt.Errorf("list checkpoints: %w", err))
 			return
 		}
 		tuples = append(tuples, t)
@@ -114,7 +246,7 @@ func (s *server) checkpoints(w http.ResponseWriter, r *http.Request) {
 		}
 		page.Checkpoints = append(page.Checkpoints, rowOf(t, parent))
 	}
-	writeJSON(w, http.StatusOK, page)
+	s.writeJSON(w, http.StatusOK, page)
 }
 
 // rowOf summarises a checkpoint; parent, when known, tells which channels
@@ -129,6 +261,10 @@ func rowOf(t *checkpoint.Tuple, parent *checkpoint.Tuple) checkpointRow {
 		Writes:       []stream.WriteJSON{},
 	}
 	row.Source, _ = t.Metadata["source"].(string)
+	row.RunID, _ = t.Metadata["run_id"].(string)
+	if at, ok := inspect.CheckpointTime(t.Checkpoint); ok {
+		row.Time = at.Format("2006-01-02T15:04:05.000Z07:00")
+	}
 	if t.ParentConfig != nil {
 		row.ParentID = t.ParentConfig.CheckpointID
 	}
@@ -177,6 +313,7 @@ type stateJSON struct {
 	Parent          *configJSON                  `json:"parent"`
 	V               int                          `json:"v"`
 	TS              string                       `json:"ts"`
+	Time            string                       `json:"time,omitempty"`
 	ChannelValues   map[string]any               `json:"channel_values"`
 	ChannelVersions map[string]string            `json:"channel_versions"`
 	VersionsSeen    map[string]map[string]string `json:"versions_seen"`
@@ -193,11 +330,18 @@ type configJSON struct {
 }
 
 // checkpointState serves GET /api/threads/{thread}/checkpoints/{id}?ns=.
-func (s *server) checkpointState(w http.ResponseWriter, r *http.Request) {
-	cfg := checkpoint.Config{ThreadID: r.PathValue("thread"), CheckpointNS: r.URL.Query().Get("ns"), CheckpointID: r.PathValue("id")}
-	t, err := s.saver.GetTuple(r.Context(), cfg)
+func (s *Server) checkpointState(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := bounded(r)
+	defer cancel()
+	saver, _, err := s.open(ctx)
 	if err != nil {
-		writeError(w, errStatus(err), err)
+		s.writeError(w, err)
+		return
+	}
+	cfg := checkpoint.Config{ThreadID: r.PathValue("thread"), CheckpointNS: r.URL.Query().Get("ns"), CheckpointID: r.PathValue("id")}
+	t, err := saver.GetTuple(ctx, cfg)
+	if err != nil {
+		s.writeError(w, err)
 		return
 	}
 	cp := t.Checkpoint
@@ -214,11 +358,14 @@ func (s *server) checkpointState(w http.ResponseWriter, r *http.Request) {
 		Metadata:        jsonMap(t.Metadata),
 		PendingWrites:   []stream.WriteJSON{},
 	}
+	if at, ok := inspect.CheckpointTime(cp); ok {
+		out.Time = at.Format("2006-01-02T15:04:05.000Z07:00")
+	}
 	if p := t.ParentConfig; p != nil {
 		out.Parent = &configJSON{ThreadID: p.ThreadID, CheckpointNS: p.CheckpointNS, CheckpointID: p.CheckpointID}
 	}
 	for _, pw := range t.PendingWrites { // ordered by (task ID, index)
 		out.PendingWrites = append(out.PendingWrites, stream.WriteJSON{TaskID: pw.TaskID, Channel: pw.Channel, Value: jsonValue(pw.Value)})
 	}
-	writeJSON(w, http.StatusOK, out)
+	s.writeJSON(w, http.StatusOK, out)
 }
