@@ -2,9 +2,11 @@ package ui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 
+	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/graphstate/redcheck/redissaver"
 	"github.com/graphstate/redcheck/stream"
 )
@@ -35,7 +37,11 @@ func (s *Server) open(ctx context.Context) (*redissaver.Saver, *stream.Subscribe
 	// loss as the saver's reads do (checkpoint.ErrDataLoss).
 	saver, err := redissaver.New(ctx, s.rdb, redissaver.Options{AcceptEviction: true, Prefix: s.opts.Prefix, Shards: s.opts.Shards})
 	if err != nil {
-		return nil, nil, err
+		if errors.Is(err, checkpoint.ErrDataLoss) {
+			return nil, nil, err
+		}
+		// Another shard count or storage format, most likely.
+		return nil, nil, fmt.Errorf("%w: %w", errConfig, err)
 	}
 	sub, err := stream.New(s.rdb, s.opts.Stream)
 	if err != nil {

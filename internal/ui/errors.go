@@ -26,6 +26,7 @@ const (
 var (
 	errUnreachable = errors.New("ui: cannot reach Redis")
 	errNoData      = errors.New("ui: the prefix holds no redcheck data")
+	errConfig      = errors.New("ui: the prefix does not match the options")
 )
 
 // apiError is the body of every error response of the JSON API.
@@ -41,7 +42,7 @@ func classify(err error) (int, string) {
 		return http.StatusServiceUnavailable, kindUnreachable
 	case errors.Is(err, errNoData):
 		return http.StatusServiceUnavailable, kindNoData
-	case errors.Is(err, redissaver.ErrInvalidOptions):
+	case errors.Is(err, errConfig), errors.Is(err, redissaver.ErrInvalidOptions):
 		return http.StatusServiceUnavailable, kindConfig
 	case errors.Is(err, checkpoint.ErrDataLoss):
 		return http.StatusInternalServerError, kindDataLoss

@@ -63,6 +63,16 @@ func serveUI(t *testing.T, rdb redis.UniversalClient, prefix string, allowWrites
 // values (each gets a new version) and returns the new checkpoint's config.
 func (f *fixture) put(t *testing.T, cfg checkpoint.Config, step int, values map[string]any) checkpoint.Config {
 	t.Helper()
+	source := "loop"
+	if cfg.CheckpointID == "" {
+		source = "input"
+	}
+	return f.putMD(t, cfg, checkpoint.Metadata{"source": source, "step": step}, values)
+}
+
+// putMD is put with the given metadata.
+func (f *fixture) putMD(t *testing.T, cfg checkpoint.Config, md checkpoint.Metadata, values map[string]any) checkpoint.Config {
+	t.Helper()
 	versions := map[string]string{}
 	if cfg.CheckpointID != "" {
 		parent, err := f.saver.GetTuple(context.Background(), cfg)
@@ -77,11 +87,7 @@ func (f *fixture) put(t *testing.T, cfg checkpoint.Config, step int, values map[
 		newVersions[ch] = versions[ch]
 	}
 	cp := checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(), TS: time.Now().UTC().Format(time.RFC3339Nano), ChannelValues: values, ChannelVersions: versions}
-	source := "loop"
-	if cfg.CheckpointID == "" {
-		source = "input"
-	}
-	next, err := f.saver.Put(context.Background(), cfg, cp, checkpoint.Metadata{"source": source, "step": step}, newVersions)
+	next, err := f.saver.Put(context.Background(), cfg, cp, md, newVersions)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,4 +222,13 @@ func (s *sseStream) ready(t *testing.T) string {
 
 func describe(ev stream.EventJSON) string {
 	return fmt.Sprintf("%s %s/%s", ev.Type, ev.ThreadID, ev.CheckpointID)
+}
+
+// interrupt stores a pending interrupt with question on cfg.
+func (f *fixture) interrupt(t *testing.T, cfg checkpoint.Config, task, question string) {
+	t.Helper()
+	w := checkpoint.Write{Channel: checkpoint.InterruptChannel, Value: map[string]any{"value": question, "id": "i-" + task}}
+	if err := f.saver.PutWrites(context.Background(), cfg, []checkpoint.Write{w}, task, ""); err != nil {
+		t.Fatal(err)
+	}
 }
