@@ -127,7 +127,4 @@ func printDiff(w io.Writer, b, a *checkpoint.Tuple, from, to map[string]any) {
 // The diff logic lives in internal/inspect, shared with the UI.
 type patchOp = inspect.PatchOp
 
-var (
-	jsonPatch  = inspect.JSONPatch
-	pointerGet = inspect.PointerGet
-)
+var pointerGet = inspect.PointerGet
