@@ -33,10 +33,16 @@ demo: ## Run the quickstart example
 # tens of milliseconds and would be read as blocking.
 BLOCKING_TESTS := TestBoundedAtScale|TestBoundedWidePrune|TestBoundedWork|TestGapHandlingBlocksNothing|TestBoundedRekey
 
-test: ## go vet, then all tests with the race detector (both tiers), then the Redis-blocking measurements alone, then the adapters
+# Tests that fill a real Redis with 100,000 threads: under the race
+# detector the fill alone takes minutes, so they run after the race run,
+# without it (they skip themselves under -race).
+SCALE_TESTS := TestThreadsFirstPageScale
+
+test: ## go vet, then all tests with the race detector (both tiers), then the Redis-blocking measurements and the scale tests alone, then the adapters
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -skip '$(BLOCKING_TESTS)' ./...
 	$(GO) test -count=1 -p 1 -run '$(BLOCKING_TESTS)' ./redissaver/ ./redisstore/ ./stream/ ./cmd/redcheck/
+	$(GO) test -count=1 -run '$(SCALE_TESTS)' ./internal/ui/
 	$(MAKE) --no-print-directory test-adapters
 
 # The adapters to other frameworks are modules of their own (adapters/eino:
@@ -82,10 +88,11 @@ test-js: ## TypeScript client (js/) and examples/langgraphjs: npm ci, build, vit
 test-race: ## Same as test: every test runs with the race detector
 	$(MAKE) --no-print-directory test
 
-scale: ## TestBoundedAtScale at 200,000 and 1,000,000 checkpoints per thread, TestBoundedWidePrune at 100,000 (not in CI; about 20 min)
+scale: ## TestBoundedAtScale at 200,000 and 1,000,000 checkpoints per thread, TestBoundedWidePrune at 100,000, the UI's first page of 100,000 threads in < 1 s (not in CI; about 20 min)
 	REDCHECK_SCALE=200000 $(GO) test -count=1 -run TestBoundedAtScale -timeout 60m -v ./redissaver/
 	REDCHECK_SCALE=1000000 $(GO) test -count=1 -run TestBoundedAtScale -timeout 120m -v ./redissaver/
 	REDCHECK_WIDE=100000 $(GO) test -count=1 -run TestBoundedWidePrune -timeout 30m -v ./redissaver/
+	REDCHECK_SCALE=1 $(GO) test -count=1 -run '$(SCALE_TESTS)' -v ./internal/ui/
 
 soak: ## 10-minute soak on a dedicated redis-server: Redis memory and goroutines must stay flat (not in CI)
 	REDCHECK_SOAK=$(or $(SOAK),10m) $(GO) test -count=1 -run TestSoak -timeout 30m -v ./redissaver/

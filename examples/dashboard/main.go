@@ -59,11 +59,14 @@ func run() error {
 		return err
 	}
 
+	// Unlike "redcheck ui", which never writes without --allow-writes, the
+	// example creates the prefix when it has none (redissaver.New does), so
+	// that the page is live before an agent's first write.
+	saver, err := redissaver.New(context.Background(), rdb, redissaver.Options{AcceptEviction: demo.Embedded(), Prefix: *prefix, Shards: *shards})
+	if err != nil {
+		return err
+	}
 	if *runDemo {
-		saver, err := redissaver.New(context.Background(), rdb, redissaver.Options{AcceptEviction: demo.Embedded(), Prefix: *prefix, Shards: *shards})
-		if err != nil {
-			return err
-		}
 		agent := newDemoAgent(saver, 12, 5)
 		defer func() { // leave nothing behind on a real Redis
 			cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

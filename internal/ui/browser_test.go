@@ -156,3 +156,8 @@ func setValue(sel, value string) chromedp.Action {
 
 // chromedpNavigate loads a URL without waiting for the event stream.
 func chromedpNavigate(url string) chromedp.Action { return chromedp.Navigate(url) }
+
+// emulate sets the page's viewport.
+func emulate(width, height int64) chromedp.Action {
+	return chromedp.EmulateViewport(width, height)
+}

@@ -108,7 +108,7 @@ it("pauses at the approval, resumes, answers; the Go dashboard shows it live", a
   for await (const s of graph.getStateHistory(config)) history.push(s.config.configurable!.checkpoint_id as string);
 
   // The Go side: the dashboard lists the thread and its checkpoints (read by the Go saver) ...
-  const threads = await (await fetch(`${base}/api/threads`)).json() as Array<{ thread_id: string }>;
+  const { threads } = await (await fetch(`${base}/api/threads`)).json() as { threads: Array<{ thread_id: string }> };
   expect(threads.map((t) => t.thread_id)).toContain(thread);
   const page = await (await fetch(`${base}/api/threads/${encodeURIComponent(thread)}/checkpoints?limit=100`)).json() as { checkpoints: Array<{ checkpoint_id: string }> };
   expect(page.checkpoints.map((c) => c.checkpoint_id)).toEqual(history);

@@ -582,6 +582,12 @@ async function showState(ns, id) {
 
 // ---- the diff ----
 
+// appended reports whether list b is list a with items added at its end.
+function appended(a, b) {
+  return Array.isArray(a) && Array.isArray(b) && b.length > a.length &&
+    a.every((x, i) => JSON.stringify(x) === JSON.stringify(b[i]));
+}
+
 // pointerGet returns the member of v at a JSON Pointer through objects.
 function pointerGet(v, path) {
   for (const tok of path.split('/').slice(1)) {
@@ -612,6 +618,11 @@ async function showDiff(a, b, ns = '') {
       box.append(el('ul', {}, ...c.members.map((op) => el('li', { class: 'mono', data: { op: op.op, path: op.path },
         text: op.op === 'add' ? `+ ${op.path}: ${compact(op.value)}` : op.op === 'remove' ? `− ${op.path}: ${compact(pointerGet(c.old, op.path))}`
           : `~ ${op.path}: ${compact(pointerGet(c.old, op.path))} → ${compact(op.value)}` }))));
+    } else if (c.kind === 'changed' && appended(c.old, c.new)) {
+      // A list that grew: the items appended, not the whole list twice.
+      const n = c.new.length - c.old.length;
+      box.append(el('p', { class: 'hint', text: `${n} item${n === 1 ? '' : 's'} appended to ${c.old.length}:` }),
+        json(c.new.slice(c.old.length), 'new'));
     } else {
       if (c.kind !== 'added') box.append(json(c.old, 'old'));
       if (c.kind !== 'removed') box.append(json(c.new, 'new'));
