@@ -104,8 +104,8 @@
 //     server without it, the idle pending entries older than the stream's
 //     first entry).
 //
-// The dashboard (examples/dashboard) marks a gap in its timeline; redcheck
-// tail prints it as a line.
+// The web UI ("redcheck ui", internal/ui) marks a gap in its timeline;
+// redcheck tail prints it as a line.
 //
 // # Connections
 //

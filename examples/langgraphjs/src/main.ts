@@ -3,7 +3,7 @@
 //
 //   cd js && npm ci                      # builds @graphstate/redcheck
 //   cd examples/langgraphjs && npm ci && npm start
-//   go run ./examples/dashboard -prefix langgraphjs   # with the same REDIS_URL: watch it live
+//   go run ./cmd/redcheck ui --prefix langgraphjs --url "$REDIS_URL"   # watch it live
 import { HumanMessage } from "@langchain/core/messages";
 import { Command } from "@langchain/langgraph";
 import { RedcheckSaver } from "@graphstate/redcheck";
