@@ -40,6 +40,12 @@ func newBrowser(t *testing.T) *browser {
 		}
 		t.Skip(msg + ": missing")
 	}
+	// A fresh profile, removed after the browser (not t.TempDir: Chromium's
+	// helper processes may still write to it for a moment after it quits).
+	profile, err := os.MkdirTemp("", "redcheck-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(chromiumBin),
 		chromedp.Headless,
@@ -47,7 +53,7 @@ func newBrowser(t *testing.T) *browser {
 		chromedp.DisableGPU,
 		chromedp.NoFirstRun,
 		chromedp.NoDefaultBrowserCheck,
-		chromedp.UserDataDir(t.TempDir()),
+		chromedp.UserDataDir(profile),
 		chromedp.WindowSize(1366, 820),
 		chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true),
@@ -61,7 +67,17 @@ func newBrowser(t *testing.T) *browser {
 	// Chromium newer than chromedp's protocol tables sends a few event
 	// fields chromedp cannot decode (it logs them and goes on): not logged.
 	ctx, cancel := chromedp.NewContext(alloc, chromedp.WithErrorf(func(string, ...any) {}))
-	t.Cleanup(func() { cancel(); cancelAlloc() })
+	t.Cleanup(func() {
+		_ = chromedp.Cancel(ctx) // closes the browser and waits for it
+		cancel()
+		cancelAlloc()
+		for range 20 {
+			if os.RemoveAll(profile) == nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
 	// The first Run starts the browser, which lives as long as the context
 	// of that Run: ctx itself, not one with a deadline.
 	if err := chromedp.Run(ctx); err != nil {
