@@ -7,7 +7,10 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/graphstate/redcheck/internal/agentloop"
+	"github.com/graphstate/redcheck/internal/redistest"
+	"github.com/graphstate/redcheck/redissaver"
 )
 
 // BenchmarkSuperStep is the end-to-end measure of what the checkpointer adds
@@ -25,34 +28,61 @@ func BenchmarkSuperStep(b *testing.B) {
 	for _, agents := range []int{1, 64} {
 		b.Run(fmt.Sprintf("agents=%d", agents), func(b *testing.B) {
 			s, meter := benchSaver(b)
-			var next atomic.Int64 // super-steps handed out
-			var thread atomic.Int64
-			ctx := context.Background()
-			step := func() bool { return next.Add(1) <= int64(b.N) }
-			meter.Reset()
-			b.ResetTimer()
-			var wg sync.WaitGroup
-			errs := make(chan error, agents)
-			for range agents {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for next.Load() < int64(b.N) {
-						id := fmt.Sprintf("superstep-%d", thread.Add(1))
-						if _, err := agentloop.Invoke(ctx, s, id, step); err != nil {
-							errs <- err
-							return
-						}
-					}
-				}()
-			}
-			wg.Wait()
-			b.StopTimer()
-			close(errs)
-			for err := range errs {
-				b.Fatal(err)
-			}
-			meter.Report(b)
+			runSuperSteps(b, s, meter, agents)
 		})
 	}
+}
+
+// BenchmarkSuperStepEncryption is BenchmarkSuperStep's loop with
+// encryption at rest off and on (Options.Encryption, one AES-256 key), at 1
+// and 64 agents: compare the pairs of one run (-count interleaves them).
+func BenchmarkSuperStepEncryption(b *testing.B) {
+	ring, err := checkpoint.NewKeyring("k1", map[string][]byte{"k1": make([]byte, checkpoint.KeySize)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, agents := range []int{1, 64} {
+		for _, enc := range []struct {
+			name string
+			ring *checkpoint.Keyring
+		}{{"off", nil}, {"on", ring}} {
+			b.Run(fmt.Sprintf("agents=%d/encryption=%s", agents, enc.name), func(b *testing.B) {
+				s, meter := benchSaver(b, redissaver.Options{Encryption: enc.ring})
+				runSuperSteps(b, s, meter, agents)
+			})
+		}
+	}
+}
+
+// runSuperSteps runs b.N super-steps of agentloop on s with agents
+// concurrent agents, and reports the meter's figures.
+func runSuperSteps(b *testing.B, s *redissaver.Saver, meter *redistest.BenchMeter, agents int) {
+	var next atomic.Int64 // super-steps handed out
+	var thread atomic.Int64
+	ctx := context.Background()
+	step := func() bool { return next.Add(1) <= int64(b.N) }
+	meter.Reset()
+	b.ResetTimer()
+	var wg sync.WaitGroup
+	errs := make(chan error, agents)
+	for range agents {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for next.Load() < int64(b.N) {
+				id := fmt.Sprintf("superstep-%d", thread.Add(1))
+				if _, err := agentloop.Invoke(ctx, s, id, step); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	b.StopTimer()
+	close(errs)
+	for err := range errs {
+		b.Fatal(err)
+	}
+	meter.Report(b)
 }
