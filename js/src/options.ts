@@ -1,7 +1,7 @@
 // The saver's options and their defaults (Go: redissaver.Options).
 import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
 import type { CompressionOptions } from "./compress.js";
-import type { MeterProviderLike, TracerProviderLike } from "./telemetry.js";
+import type { LoggerLike, MeterProviderLike, TracerProviderLike } from "./telemetry.js";
 
 /** Events the scripts append to each thread's stream and its shard's feed (Go: redissaver.Events). */
 export interface EventOptions {
@@ -63,6 +63,12 @@ export interface RedcheckSaverOptions {
   tracerProvider?: TracerProviderLike;
   /** Where the saver's metrics go: a MeterProvider of @opentelemetry/api. Absent: the global provider, when installed; else none. */
   meterProvider?: MeterProviderLike;
+  /**
+   * Told of each data loss a call meets (warn) and each prefix found emptied and created again (error),
+   * with the Go saver's messages and attributes (docs/observability.md, "Logs"); `console` fits. Absent:
+   * no logs.
+   */
+  logger?: LoggerLike;
 }
 
 /** DEFAULTS are the values of the options left out (the Go saver's defaults). */

@@ -60,7 +60,7 @@ const MIGRATED_TASKS_VERSION = "000000000001.00000000";
 export class RedcheckSaver extends BaseCheckpointSaver {
   readonly layout: Layout;
   readonly #conn: Conn;
-  readonly #opts: Required<Omit<RedcheckSaverOptions, "serde" | "events" | "shards" | "prefix" | "compression" | "tracerProvider" | "meterProvider">> & { events: Required<EventOptions> };
+  readonly #opts: Required<Omit<RedcheckSaverOptions, "serde" | "events" | "shards" | "prefix" | "compression" | "tracerProvider" | "meterProvider" | "logger">> & { events: Required<EventOptions> };
   readonly #compression: Required<CompressionOptions> | undefined;
   #ready: Promise<void> | undefined;
   #owned: { close(): Promise<unknown> } | undefined;
@@ -234,6 +234,7 @@ export class RedcheckSaver extends BaseCheckpointSaver {
         reset = await this.#reinitialize();
       } finally {
         call.set({ "redcheck.reset": reset });
+        if (reset) call.reset();
       }
       return reset;
     });
@@ -742,6 +743,40 @@ export class RedcheckSaver extends BaseCheckpointSaver {
       await this.setup();
       await prune(this.#ops(), threadIds.map(String), strategy);
     });
+  }
+
+  /**
+   * registerGauges registers, with the meter provider (options.meterProvider, else the global one of
+   * @opentelemetry/api), the gauges of the prefix's garbage, observed at each collection (Go:
+   * Saver.RegisterGauges): redcheck.reclaim.backlog ({generation}), the generations queued for reclaim
+   * in every shard, and redcheck.threads.expired ({thread}), the threads whose lease ran out that no
+   * sweep or write has retired yet; both with redcheck.prefix. A collection costs two O(log n) commands
+   * per shard, sent together. Register them in one process of those that share a prefix, and call
+   * unregister() when the saver is no longer used. Without a meter provider it registers nothing.
+   */
+  async registerGauges(): Promise<{ unregister(): void }> {
+    const unregister = await this.#tel.gauges(() => this.#garbage(Date.now()));
+    return { unregister };
+  }
+
+  /**
+   * garbage reads the generations queued for reclaim and the threads whose lease ran out by now,
+   * over every shard: two O(log n) commands per shard, sent together (Go: Saver.garbage).
+   */
+  async #garbage(now: number): Promise<[number, number]> {
+    await this.setup();
+    const n = this.layout.shards;
+    const replies = await Promise.all(Array.from({ length: n }, (_, i) => [
+      this.#conn.send(this.layout.gc(i), ["ZCARD", this.layout.gc(i)]),
+      this.#conn.send(this.layout.threads(i), ["ZCOUNT", this.layout.threads(i), "1", String(now)]),
+    ]).flat());
+    let queued = 0;
+    let lapsed = 0;
+    for (let i = 0; i < n; i++) {
+      queued += num(replies[2 * i]);
+      lapsed += num(replies[2 * i + 1]);
+    }
+    return [queued, lapsed];
   }
 
   /**

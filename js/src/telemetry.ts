@@ -47,14 +47,33 @@ interface HistogramLike {
 interface CounterLike {
   add(value: number, attributes?: Attrs): void;
 }
+/** An observable gauge, as @opentelemetry/api's ObservableGauge. */
+export type ObservableLike = object;
+/** What a batch observable callback is handed, as @opentelemetry/api's BatchObservableResult. */
+export interface BatchObservableResultLike {
+  observe(observable: ObservableLike, value: number, attributes?: Attrs): void;
+}
+type BatchCallback = (result: BatchObservableResultLike) => Promise<void> | void;
 /** A meter, as @opentelemetry/api's Meter. */
 export interface MeterLike {
   createHistogram(name: string, options?: { unit?: string; description?: string; advice?: { explicitBucketBoundaries?: number[] } }): HistogramLike;
   createCounter(name: string, options?: { unit?: string; description?: string }): CounterLike;
+  createObservableGauge?(name: string, options?: { unit?: string; description?: string }): ObservableLike;
+  addBatchObservableCallback?(callback: BatchCallback, observables: ObservableLike[]): void;
+  removeBatchObservableCallback?(callback: BatchCallback, observables: ObservableLike[]): void;
 }
 /** A meter provider, as @opentelemetry/api's MeterProvider (an SDK's MeterProvider). */
 export interface MeterProviderLike {
   getMeter(name: string, version?: string): MeterLike;
+}
+
+/**
+ * A logger the saver tells what an operator must know and the caller may not see (Go: Options.Logger):
+ * `console` fits, and so does any object with these two methods (wrap pino's or winston's).
+ */
+export interface LoggerLike {
+  warn(message: string, attributes: Record<string, string>): void;
+  error(message: string, attributes: Record<string, string>): void;
 }
 
 /** The telemetry options of a RedcheckSaver. */
@@ -63,6 +82,11 @@ export interface TelemetryOptions {
   tracerProvider?: TracerProviderLike;
   /** Where the saver's metrics go (default: the global provider of @opentelemetry/api, when installed). */
   meterProvider?: MeterProviderLike;
+  /**
+   * Receives, with the Go saver's messages and attributes, each data loss a call meets (warn) and each
+   * prefix found emptied and created again (error). Absent: no logs.
+   */
+  logger?: LoggerLike;
 }
 
 interface ApiLike {
@@ -112,6 +136,8 @@ export type OpName = keyof typeof OPERATIONS;
 export const METRIC_DURATION = "db.client.operation.duration";
 export const METRIC_DATA_LOSS = "redcheck.client.data_loss";
 export const METRIC_REFUSED = "redcheck.client.refused_writes";
+export const METRIC_BACKLOG = "redcheck.reclaim.backlog";
+export const METRIC_EXPIRED = "redcheck.threads.expired";
 /** The bucket bounds, in seconds, the database conventions advise for db.client.operation.duration. */
 const DURATION_BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10];
 
@@ -280,6 +306,7 @@ interface Instruments {
 export class Telemetry {
   readonly #tracerProvider: TracerProviderLike | undefined;
   readonly #meterProvider: MeterProviderLike | undefined;
+  readonly #logger: LoggerLike | undefined;
   #tracer: { provider: TracerProviderLike; tracer: TracerLike } | undefined;
   #instruments: Instruments | undefined;
   /** The attributes every span and metric of the saver carries but the operation's. */
@@ -289,6 +316,7 @@ export class Telemetry {
   constructor(opts: TelemetryOptions, prefix: string, server: Attrs) {
     this.#tracerProvider = opts.tracerProvider;
     this.#meterProvider = opts.meterProvider;
+    this.#logger = opts.logger;
     this.#base = { "db.system.name": "redis", "redcheck.prefix": prefix, ...server };
     if ((!this.#tracerProvider || !this.#meterProvider) && !apiLoaded) {
       this.#ready = loadApi().then(() => {
@@ -342,12 +370,39 @@ export class Telemetry {
     return this.beginNow(op);
   }
 
+  /**
+   * gauges registers the gauges of the prefix's garbage with the meter provider (the one given, else
+   * the global one at this time; Go: Saver.RegisterGauges): read answers the generations queued for
+   * reclaim and the threads whose lease ran out, observed at each collection, with redcheck.prefix. The
+   * function returned unregisters them. Without a meter provider, or with one that has no
+   * observable gauges, it registers nothing.
+   */
+  async gauges(read: () => Promise<[number, number]>): Promise<() => void> {
+    if (this.#ready) await this.#ready;
+    const p = this.#meterProvider ?? api?.metrics.getMeterProvider();
+    const meter = p?.getMeter(INSTRUMENTATION_NAME);
+    if (!meter?.createObservableGauge || !meter.addBatchObservableCallback) return () => {};
+    const backlog = meter.createObservableGauge(METRIC_BACKLOG, { unit: "{generation}",
+      description: "Generations queued for reclaim (deleted, expired or replaced threads whose keys are not reclaimed yet), every shard's." });
+    const expired = meter.createObservableGauge(METRIC_EXPIRED, { unit: "{thread}",
+      description: "Threads whose lease ran out, not yet retired by Sweep or a write to their shard." });
+    const attrs = { "redcheck.prefix": this.#base["redcheck.prefix"]! };
+    // A collection that cannot read Redis throws: the SDK reports the error and records no point.
+    const callback: BatchCallback = async (result) => {
+      const [queued, lapsed] = await read();
+      result.observe(backlog, queued, attrs);
+      result.observe(expired, lapsed, attrs);
+    };
+    meter.addBatchObservableCallback(callback, [backlog, expired]);
+    return () => meter.removeBatchObservableCallback?.(callback, [backlog, expired]);
+  }
+
   /** beginNow is begin once the API is loaded (or not needed). */
   beginNow(op: OpName): Call {
     const tracer = this.#tracerNow();
     const instruments = this.#instrumentsNow();
-    if (!tracer && !instruments) return NOOP;
-    return new OpCall(this.#base, op, tracer, instruments);
+    if (!tracer && !instruments && !this.#logger) return NOOP;
+    return new OpCall(this.#base, op, tracer, instruments, this.#logger);
   }
 }
 
@@ -366,6 +421,8 @@ export interface Call {
   resume(): void;
   /** end ends the call, with its error when it failed (miss: a getTuple that found nothing, no failure). */
   end(err?: unknown, failed?: boolean): void;
+  /** reset logs that the call found the prefix emptied and created it again (a reinitialize that did). */
+  reset(): void;
 }
 
 const NOOP: Call = {
@@ -376,7 +433,11 @@ const NOOP: Call = {
   pause() {},
   resume() {},
   end() {},
+  reset() {},
 };
+
+const DATA_LOSS_MESSAGE = "redcheck: data loss detected";
+const RESET_MESSAGE = "redcheck: the prefix was emptied (every checkpoint lost) and created again";
 
 class OpCall implements Call {
   readonly #op: OpName;
@@ -388,11 +449,17 @@ class OpCall implements Call {
   #pausedAt = 0;
   readonly #n: OpCount | undefined;
   #ended = false;
+  readonly #logger: LoggerLike | undefined;
+  /** The address the call works on, for its logs. */
+  #thread = "";
+  #ns = "";
+  #id = "";
 
-  constructor(base: Attrs, op: OpName, tracer: TracerLike | undefined, instruments: Instruments | undefined) {
+  constructor(base: Attrs, op: OpName, tracer: TracerLike | undefined, instruments: Instruments | undefined, logger: LoggerLike | undefined) {
     this.#op = op;
     this.#base = base;
     this.#instruments = instruments;
+    this.#logger = logger;
     if (tracer) {
       const attrs: Attrs = { ...base, "db.operation.name": op };
       if (OPERATIONS[op] !== "") attrs["db.stored_procedure.name"] = OPERATIONS[op];
@@ -421,6 +488,9 @@ class OpCall implements Call {
   }
 
   address(thread: string, ns: string, id: string): void {
+    this.#thread = thread;
+    this.#ns = ns;
+    this.#id = id;
     if (!this.#recording) return;
     const attrs: Attrs = {};
     if (thread !== "") {
@@ -465,6 +535,7 @@ class OpCall implements Call {
     }
     try {
       this.#metrics(err, failed, kind, status, elapsed);
+      if (kind === KIND.dataLoss || kind === KIND.prefixReset) this.#log(kind, messageOf(err));
     } catch {
       // telemetry never fails the saver
     }
@@ -486,6 +557,35 @@ class OpCall implements Call {
     } finally {
       span.end();
     }
+  }
+
+  reset(): void {
+    try {
+      this.#log(KIND.prefixReset, "redcheck: reinitialize found the prefix emptied and created it again");
+    } catch {
+      // telemetry never fails the saver
+    }
+  }
+
+  /** log tells the logger of a data loss (warn) or a prefix reset (error), with the span's attributes (Go: opCall.log). */
+  #log(kind: string, message: string): void {
+    const logger = this.#logger;
+    if (!logger) return;
+    const attrs: Record<string, string> = { "db.operation.name": this.#op, "redcheck.prefix": String(this.#base["redcheck.prefix"]) };
+    if (this.#thread !== "") {
+      attrs["redcheck.thread_id"] = this.#thread;
+      attrs["redcheck.checkpoint_ns"] = this.#ns;
+    }
+    if (this.#id !== "") attrs["redcheck.checkpoint_id"] = this.#id;
+    const sc = this.#span?.spanContext?.();
+    if (sc && traceContextFields(sc).length > 0) {
+      attrs.trace_id = sc.traceId;
+      attrs.span_id = sc.spanId;
+    }
+    attrs["error.type"] = kind;
+    attrs.error = message;
+    if (kind === KIND.prefixReset) logger.error(RESET_MESSAGE, attrs);
+    else logger.warn(DATA_LOSS_MESSAGE, attrs);
   }
 
   #metrics(err: unknown, failed: boolean, kind: string, status: string, elapsed: number): void {

@@ -306,7 +306,7 @@ describe("metrics", () => {
 });
 
 describe("privacy", () => {
-  it("a marker written as a value, as metadata and as a pending write, and in refused calls, is in no span, event or metric", async () => {
+  it("a marker written as a value, as metadata and as a pending write, and in refused calls, is in no span, event, metric or log record, whatever the operation", async () => {
     // A serializer that refuses one value, quoting it, as a serializer's complaint may.
     const json = new JsonPlusSerializer();
     const serde = {
@@ -316,10 +316,13 @@ describe("privacy", () => {
       },
       loadsTyped: (t: string, d: Uint8Array | string) => json.loadsTyped(t, d),
     };
-    const r = rig({ serde });
+    const logs: unknown[] = [];
+    const logger = { warn: (...a: unknown[]) => logs.push(a), error: (...a: unknown[]) => logs.push(a) };
+    const r = rig({ serde, logger, events: { includeValues: true } });
     const s = r.saver;
+    const gauges = await s.registerGauges();
     const base = { configurable: { thread_id: "th-data" } };
-    const c0 = await putOne(s, base, 0, MARKER, { note: MARKER, nested: { k: MARKER } });
+    const c0 = await putOne(s, base, 0, MARKER, { note: MARKER, nested: { k: MARKER }, run_id: "run-m" });
     await s.putWrites(c0, [["msgs", MARKER], ["x", { k: MARKER }]], "task");
     const c1 = await putOne(s, c0, 1, { deep: [MARKER] });
     const got = await s.getTuple(base);
@@ -335,10 +338,28 @@ describe("privacy", () => {
     expect(String(e2)).toContain(MARKER);
     const e3 = await putOne(s, c1, 2, { refuse: MARKER }).catch((e) => e);
     expect(String(e3)).toContain(MARKER);
+    // Every other operation, on the marked thread: its events carry the marker (includeValues), no span does.
+    const feed = await client.xRange(s.layout.feed(s.layout.shard("th-data")), "-", "+");
+    expect(JSON.stringify(feed)).toContain(MARKER);
+    await s.copyThread("th-data", "th-data-copy");
+    await s.prune(["th-data-copy"], "keep_latest");
+    await s.deleteForRuns(["run-m"]);
+    await s.deleteThread("th-data-copy");
+    await s.sweep();
+    await s.reinitialize();
+    // A data loss, for a log record: the marked checkpoint's hash deleted.
+    const lost = await putOne(s, { configurable: { thread_id: "th-lost" } }, 0, MARKER, { note: MARKER });
+    for await (const k of client.scanIterator({ MATCH: `${s.layout.prefix}:*:cp:${lost.configurable!.checkpoint_id}`, COUNT: 1000 })) {
+      if (k.length) await client.del(k);
+    }
+    expect(await s.getTuple(lost).catch((e) => e)).toBeInstanceOf(DataLossError);
+    expect(logs.length).toBeGreaterThan(0);
+    expect(JSON.stringify(logs)).not.toContain(MARKER);
+    gauges.unregister();
 
     const spans = r.spans();
-    expect(spans.length).toBeGreaterThanOrEqual(9);
-    expect(spans.filter((sp) => sp.status.code === SpanStatusCode.ERROR)).toHaveLength(3);
+    expect(spans.length).toBeGreaterThanOrEqual(17);
+    expect(spans.filter((sp) => sp.status.code === SpanStatusCode.ERROR)).toHaveLength(4);
     for (const sp of spans) {
       const text = JSON.stringify({ name: sp.name, status: sp.status, attributes: sp.attributes, events: sp.events, links: sp.links });
       expect(text, `span ${sp.name}`).not.toContain(MARKER);
@@ -348,6 +369,96 @@ describe("privacy", () => {
     expect(text).not.toContain(MARKER);
     const refused = points(rm).filter((p) => p.metric === "redcheck.client.refused_writes");
     expect(refused.reduce((a, p) => a + (p.value as number), 0)).toBe(3);
+  });
+});
+
+describe("logs", () => {
+  /** logged: a logger that keeps what it is told. */
+  function logged() {
+    const records: { level: string; message: string; attributes: Record<string, string> }[] = [];
+    return {
+      records,
+      logger: {
+        warn: (message: string, attributes: Record<string, string>) => records.push({ level: "warn", message, attributes }),
+        error: (message: string, attributes: Record<string, string>) => records.push({ level: "error", message, attributes }),
+      },
+    };
+  }
+
+  it("a data loss is logged at warn with the span's attributes and trace, as Go's Logger says it", async () => {
+    const l = logged();
+    const r = rig({ logger: l.logger });
+    const s = r.saver;
+    const cfg = await putOne(s, { configurable: { thread_id: "lost-log" } }, 0);
+    const id = String(cfg.configurable!.checkpoint_id);
+    for await (const k of client.scanIterator({ MATCH: `${s.layout.prefix}:*:cp:${id}`, COUNT: 1000 })) if (k.length) await client.del(k);
+    r.reset();
+    const err = await s.getTuple(cfg).catch((e) => e);
+    expect(err).toBeInstanceOf(DataLossError);
+    const sp = one(r.spans(), "GetTuple");
+    expect(l.records).toEqual([{ level: "warn", message: "redcheck: data loss detected", attributes: {
+      "db.operation.name": "GetTuple", "redcheck.prefix": s.layout.prefix, "redcheck.thread_id": "lost-log", "redcheck.checkpoint_ns": "",
+      "redcheck.checkpoint_id": id, "trace_id": sp.spanContext().traceId, "span_id": sp.spanContext().spanId, "error.type": "data_loss",
+      "error": err.message } }]);
+  });
+
+  it("a prefix found emptied, and a reinitialize that creates it again, are logged at error; with no OpenTelemetry at all too", async () => {
+    const l = logged();
+    // No providers given and no SDK registered: the logger alone.
+    const s = new RedcheckSaver(client, { prefix: `tel-${run}-${n++}`, logger: l.logger });
+    await putOne(s, { configurable: { thread_id: "before" } }, 0);
+    const wipe = async () => {
+      const keys = [];
+      for await (const k of client.scanIterator({ MATCH: `${s.layout.prefix}:*`, COUNT: 1000 })) keys.push(...k);
+      await client.del(keys);
+    };
+    await wipe();
+    expect(await putOne(s, { configurable: { thread_id: "after" } }, 0).catch((e) => e)).toBeInstanceOf(PrefixResetError);
+    await wipe();
+    expect(await s.reinitialize()).toBe(true);
+    expect(l.records.map((r) => [r.level, r.message, r.attributes["db.operation.name"], r.attributes["error.type"]])).toEqual([
+      ["error", "redcheck: the prefix was emptied (every checkpoint lost) and created again", "Put", "prefix_reset"],
+      ["error", "redcheck: the prefix was emptied (every checkpoint lost) and created again", "Reinitialize", "prefix_reset"],
+    ]);
+    expect(l.records[0]!.attributes.trace_id).toBeUndefined();
+  });
+});
+
+describe("gauges", () => {
+  it("registerGauges reports the reclaim backlog and the expired threads, with redcheck.prefix (Go: RegisterGauges)", async () => {
+    const r = rig({ ttl: 50, shards: 2 });
+    const s = r.saver;
+    const reg = await s.registerGauges();
+    const gauge = async (name: string) => {
+      const ps = points(await r.metrics()).filter((p) => p.metric === name);
+      expect(ps, name).toHaveLength(1);
+      expect(ps[0]!.attributes).toEqual({ "redcheck.prefix": s.layout.prefix });
+      return ps[0]!.value;
+    };
+    await putOne(s, { configurable: { thread_id: "lease" } }, 0);
+    expect(await gauge("redcheck.threads.expired")).toBe(0);
+    expect(await gauge("redcheck.reclaim.backlog")).toBe(0);
+    await new Promise((ok) => setTimeout(ok, 120));
+    expect(await gauge("redcheck.threads.expired")).toBe(1);
+    // The backlog is every shard's reclaim queue: one entry queued by hand in each shard.
+    for (let i = 0; i < 2; i++) await client.zAdd(s.layout.gc(i), { score: Date.now() + 3_600_000, value: `by-hand-${i}` });
+    expect(await gauge("redcheck.reclaim.backlog")).toBe(2);
+    for (let i = 0; i < 2; i++) await client.zRem(s.layout.gc(i), `by-hand-${i}`);
+    await s.sweep();
+    expect(await gauge("redcheck.threads.expired")).toBe(0);
+    expect(await gauge("redcheck.reclaim.backlog")).toBe(0);
+    // Unregistered, the callback reads Redis no more: a backlog queued now is not observed.
+    reg.unregister();
+    await client.zAdd(s.layout.gc(0), { score: Date.now() + 3_600_000, value: "after" });
+    const after = points(await r.metrics()).filter((p) => p.metric === "redcheck.reclaim.backlog");
+    await client.zRem(s.layout.gc(0), "after");
+    expect(after.every((p) => p.value === 0)).toBe(true);
+  });
+
+  it("registers nothing without a meter provider", async () => {
+    const s = new RedcheckSaver(client, { prefix: `tel-${run}-${n++}` });
+    const reg = await s.registerGauges();
+    reg.unregister();
   });
 });
 
