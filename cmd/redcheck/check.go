@@ -25,11 +25,12 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	tgt := targetFlags(fs)
+	tgt.withKeys(fs)
 	ttl := fs.Duration("ttl", 0, "the saver's Options.TTL, if any: entries of expired checkpoints are then notes, not violations")
 	thread := fs.String("thread", "", "check this thread only (default: every thread)")
 	timeout := fs.Duration("timeout", 0, "give up after this long (default: no limit)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: redcheck check [--url redis://...] [--cluster] [--prefix P] [--shards N] [--ttl D] [--thread T]")
+		fmt.Fprintln(stderr, "usage: redcheck check [--url redis://...] [--cluster] [--prefix P] [--shards N] [--key ID=FILE...] [--ttl D] [--thread T]")
 		fmt.Fprintln(stderr, "\nVerifies the stored checkpoints of one thread, or of every thread: index entries,")
 		fmt.Fprintln(stderr, "checkpoints, channel values, pending writes, parent links and registries. Prints each")
 		fmt.Fprintln(stderr, "violation and each note; exits 1 when there is a violation.")
@@ -84,7 +85,12 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	// The checker reports what eviction did (lost keys are violations), so
 	// it accepts any eviction policy; New still refuses a prefix written
 	// with another storage format or shard count.
-	s, err := redissaver.New(ctx, rdb, redissaver.Options{AcceptEviction: true, Prefix: *tgt.prefix, Shards: *tgt.shards, TTL: *ttl})
+	opts := redissaver.Options{AcceptEviction: true, Prefix: *tgt.prefix, Shards: *tgt.shards, TTL: *ttl}
+	if err := tgt.encryption(&opts); err != nil {
+		fmt.Fprintf(stderr, "redcheck check: %v\n", err)
+		return exitUsage
+	}
+	s, err := redissaver.New(ctx, rdb, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "redcheck check: %v\n", err)
 		return exitUsage

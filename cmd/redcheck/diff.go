@@ -17,10 +17,11 @@ func runDiff(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("diff", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	tgt := targetFlags(fs)
+	tgt.withKeys(fs)
 	ns := fs.String("ns", "", "checkpoint namespace (default: the root graph)")
 	asJSON := fs.Bool("json", false, "print an RFC 6902 JSON Patch that turns B's channel values into A's")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: redcheck diff THREAD A [B] [--url redis://...] [--cluster] [--prefix P] [--shards N] [--ns NS] [--json]")
+		fmt.Fprintln(stderr, "usage: redcheck diff THREAD A [B] [--url redis://...] [--cluster] [--prefix P] [--shards N] [--key ID=FILE...] [--ns NS] [--json]")
 		fmt.Fprintln(stderr, "\nPrints what changed in the channel values from checkpoint B (default: A's parent) to checkpoint A:")
 		fmt.Fprintln(stderr, "each channel added, removed or changed, with its old and new value. Exits 1 when A or B does not exist.")
 		fmt.Fprintln(stderr, "\nflags:")

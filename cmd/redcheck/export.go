@@ -17,6 +17,7 @@ import (
 	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/graphstate/redcheck/internal/codec"
 	"github.com/graphstate/redcheck/internal/keys"
+	"github.com/graphstate/redcheck/internal/seal"
 	"github.com/graphstate/redcheck/redissaver"
 	"github.com/redis/go-redis/v9"
 )
@@ -50,11 +51,12 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs := flag.NewFlagSet("export", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	tgt := targetFlags(fs)
+	tgt.withKeys(fs)
 	all := fs.Bool("all", false, "export every thread of the prefix")
 	var ns nsFlag
 	fs.Var(&ns, "ns", "export this checkpoint namespace only (default: every namespace)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: redcheck export THREAD... | --all [--url redis://...] [--cluster] [--prefix P] [--shards N] [--ns NS] > FILE")
+		fmt.Fprintln(stderr, "usage: redcheck export THREAD... | --all [--url redis://...] [--cluster] [--prefix P] [--shards N] [--key ID=FILE...] [--ns NS] > FILE")
 		fmt.Fprintln(stderr, "\nWrites the checkpoints of the threads (metadata, versions, values, pending writes) to")
 		fmt.Fprintln(stderr, "standard output, one JSON object a line (docs/cli.md, \"Export format\"), for redcheck import.")
 		fmt.Fprintln(stderr, "Exits 1 when a thread named has no checkpoint.")
@@ -84,7 +86,13 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "redcheck export: %v\n", err)
 		return exitUsage
 	}
-	s, rdb, empty, code, ok := openSaverWith(ctx, "export", tgt, stderr, redissaver.Options{Serializer: passthrough{}})
+	opts := redissaver.Options{Serializer: passthrough{}}
+	if err := tgt.encryption(&opts); err != nil {
+		fmt.Fprintf(stderr, "redcheck export: %v\n", err)
+		return exitUsage
+	}
+	dec := writeOpener{ring: opts.Encryption, plain: opts.ReadPlaintext, prefix: *tgt.prefix}
+	s, rdb, empty, code, ok := openSaverWith(ctx, "export", tgt, stderr, opts)
 	if !ok {
 		return code
 	}
@@ -133,7 +141,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			byThread[t.Config.ThreadID] = append(byThread[t.Config.ThreadID], t)
 		}
 		for _, th := range slices.Sorted(maps.Keys(byThread)) {
-			k, err := exportThread(ctx, rdb, keys.Of(s), th, byThread[th], w)
+			k, err := exportThread(ctx, rdb, keys.Of(s), dec, th, byThread[th], w)
 			if err != nil {
 				return fail(err)
 			}
@@ -149,7 +157,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			}
 			tuples = append(tuples, t)
 		}
-		k, err := exportThread(ctx, rdb, keys.Of(s), th, tuples, w)
+		k, err := exportThread(ctx, rdb, keys.Of(s), dec, th, tuples, w)
 		if err != nil {
 			return fail(err)
 		}
@@ -170,7 +178,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 // exportThread writes the lines of one thread's checkpoints, namespace by
 // namespace in byte order, each namespace's oldest ID first with every
 // parent before its children. It returns the number of lines written.
-func exportThread(ctx context.Context, rdb redis.UniversalClient, layout keys.Layout, th string, tuples []*checkpoint.Tuple, w io.Writer) (int, error) {
+func exportThread(ctx context.Context, rdb redis.UniversalClient, layout keys.Layout, dec writeOpener, th string, tuples []*checkpoint.Tuple, w io.Writer) (int, error) {
 	if len(tuples) == 0 {
 		return 0, nil
 	}
@@ -228,7 +236,7 @@ func exportThread(ctx context.Context, rdb redis.UniversalClient, layout keys.La
 				if err != nil {
 					return n, err
 				}
-				line, err := exportedLine(t, raw, versions)
+				line, err := exportedLine(ctx, dec, t, raw, versions)
 				if err != nil {
 					return n, fmt.Errorf("thread %q namespace %q checkpoint %s: %w", th, ns, t.Config.CheckpointID, err)
 				}
@@ -246,10 +254,33 @@ func exportThread(ctx context.Context, rdb redis.UniversalClient, layout keys.La
 	return n, nil
 }
 
+// writeOpener opens the stored values of pending writes read from a
+// checkpoint hash, as the saver would (its Encryption and ReadPlaintext):
+// an export holds values in their plain form.
+type writeOpener struct {
+	ring   *checkpoint.Keyring
+	plain  bool
+	prefix string
+}
+
+// open returns the plain stored form of the value of the write of task and
+// idx to channel in checkpoint t, stored as stored.
+func (o writeOpener) open(ctx context.Context, t *checkpoint.Tuple, task string, idx int, channel, stored string) (string, error) {
+	if o.ring == nil && !seal.IsSealed(stored) {
+		return stored, nil
+	}
+	c := t.Config
+	return codec.OpenValue(ctx, o.ring, o.plain, stored,
+		func() []byte {
+			return seal.WriteAAD(o.prefix, c.ThreadID, c.CheckpointNS, c.CheckpointID, task, idx, channel)
+		},
+		func() string { return fmt.Sprintf("write %d of task %q to %q", idx, task, channel) })
+}
+
 // exportedLine builds the line of tuple t, whose checkpoint hash is raw.
 // versions holds the exported channel versions of the checkpoints before it
 // (its parent's among them); t's are added.
-func exportedLine(t *checkpoint.Tuple, raw map[string]string, versions map[string]map[string]string) (*exportLine, error) {
+func exportedLine(ctx context.Context, dec writeOpener, t *checkpoint.Tuple, raw map[string]string, versions map[string]map[string]string) (*exportLine, error) {
 	if raw["v"] == "" {
 		return nil, errChanged
 	}
@@ -312,10 +343,11 @@ func exportedLine(t *checkpoint.Tuple, raw map[string]string, versions map[strin
 		if !codec.Unpack(v, parts[:]) {
 			return nil, fmt.Errorf("write field %q: %w", f, redissaver.ErrCorrupt)
 		}
-		typ, data, err := codec.UnpackValue(parts[2])
-		if errors.Is(err, checkpoint.ErrDecrypt) {
-			return nil, fmt.Errorf("write field %q: %w (export does not decrypt)", f, err)
+		stored, err := dec.open(ctx, t, task, idx, parts[0], parts[2])
+		if err != nil {
+			return nil, fmt.Errorf("write field %q: %w", f, err)
 		}
+		typ, data, err := codec.UnpackValue(stored)
 		if err != nil {
 			return nil, fmt.Errorf("write field %q: %v: %w", f, err, redissaver.ErrCorrupt)
 		}

@@ -43,11 +43,12 @@ func runHistory(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fs := flag.NewFlagSet("history", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	tgt := targetFlags(fs)
+	tgt.withKeys(fs)
 	ns := fs.String("ns", "", "checkpoint namespace (default: the root graph)")
 	limit := fs.Int("limit", 50, "list at most this many checkpoints (0: no limit)")
 	asJSON := fs.Bool("json", false, "print one JSON document")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: redcheck history THREAD [--url redis://...] [--cluster] [--prefix P] [--shards N] [--ns NS] [--limit N] [--json]")
+		fmt.Fprintln(stderr, "usage: redcheck history THREAD [--url redis://...] [--cluster] [--prefix P] [--shards N] [--key ID=FILE...] [--ns NS] [--limit N] [--json]")
 		fmt.Fprintln(stderr, "\nLists the checkpoints of a thread, newest first: step, source, ID, parent, number of pending")
 		fmt.Fprintln(stderr, "writes, channels changed from the parent, size of the values. Exits 1 when the thread has none.")
 		fmt.Fprintln(stderr, "\nflags:")

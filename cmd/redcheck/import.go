@@ -21,11 +21,12 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	tgt := targetFlags(fs)
+	tgt.withKeys(fs)
 	replace := fs.Bool("replace", false, "delete each thread of the file that exists (DeleteThread, every namespace) before importing it")
 	compress := fs.Bool("compress", false, "store large values compressed (Options.Compression, default sizes); values are stored plain without it")
 	ttl := fs.Duration("ttl", 0, "the saver's Options.TTL, if any: each imported thread gets a lease of this long")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: redcheck import FILE [--url redis://...] [--cluster] [--prefix P] [--shards N] [--replace] [--compress] [--ttl D]")
+		fmt.Fprintln(stderr, "usage: redcheck import FILE [--url redis://...] [--cluster] [--prefix P] [--shards N] [--key ID=FILE...] [--replace] [--compress] [--ttl D]")
 		fmt.Fprintln(stderr, "\nStores the checkpoints of a file written by redcheck export. The whole file is checked")
 		fmt.Fprintln(stderr, "first (exit 2 on a bad line, nothing written). A thread that exists is refused (exit 1,")
 		fmt.Fprintln(stderr, "nothing written) unless --replace, which deletes it first.")
@@ -61,6 +62,10 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	opts := redissaver.Options{AcceptEviction: true, Prefix: *tgt.prefix, Shards: *tgt.shards, Serializer: passthrough{}, TTL: *ttl}
 	opts.Compression.Enabled = *compress
+	if err := tgt.encryption(&opts); err != nil {
+		fmt.Fprintf(stderr, "redcheck import: %v\n", err)
+		return exitUsage
+	}
 	s, err := redissaver.New(ctx, rdb, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "redcheck import: %v\n", err)

@@ -89,6 +89,11 @@ func openSaverWith(ctx context.Context, name string, tgt target, stderr io.Write
 	if err != nil {
 		return fail("%v", err)
 	}
+	if opts.Encryption == nil {
+		if err := tgt.encryption(&opts); err != nil {
+			return fail("%v", err)
+		}
+	}
 	rdb, err = connect(*tgt.url, *tgt.cluster)
 	if err != nil {
 		return fail("%v", err)

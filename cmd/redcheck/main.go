@@ -143,6 +143,27 @@ type target struct {
 	cluster *bool
 	prefix  *string
 	shards  *int
+	keys    *keyFlags // nil for a command that reads no value
+}
+
+// withKeys adds the key flags to fs (docs/cli.md, "Keys"), for a command
+// that reads or writes values through the saver.
+func (t *target) withKeys(fs *flag.FlagSet) {
+	t.keys = addKeyFlags(fs, "with keys, read values stored in the clear too (the saver's ReadPlaintext: a prefix\nbeing migrated to encryption at rest)")
+}
+
+// encryption sets the saver options of the key flags: Encryption and
+// ReadPlaintext.
+func (t target) encryption(opts *redissaver.Options) error {
+	if t.keys == nil {
+		return nil
+	}
+	ring, err := t.keys.ring()
+	if err != nil {
+		return err
+	}
+	opts.Encryption, opts.ReadPlaintext = ring, *t.keys.plain
+	return nil
 }
 
 // targetFlags defines -url, -cluster, -prefix and -shards on fs.

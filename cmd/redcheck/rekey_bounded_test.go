@@ -55,7 +55,8 @@ func rekeyChain(ctx context.Context, s *redissaver.Saver, cfg checkpoint.Config,
 // more than rekeyBlockLimit. The first run is stopped midway and run
 // again; a last run after the writer stops finishes the values it wrote.
 // Every value then opens at its place under the new key, to the plaintext
-// it had.
+// it had, GetTuple and List read every checkpoint back through a saver
+// whose ring holds the new key only, and redcheck check passes.
 func TestBoundedRekey(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds 20,000 checkpoints")
@@ -86,7 +87,8 @@ func TestBoundedRekey(t *testing.T) {
 	}
 	m := redistest.NewBlockMeter(t, rdb, redistest.BlockMeterOptions{RedisCLI: true, SlowerThan: 5 * time.Millisecond})
 	cfg := big
-	over := 0 // passes that blocked Redis beyond the limit
+	over := 0        // passes that blocked Redis beyond the limit
+	var ids []string // the key ids so far, newest first
 	// pass rekeys the threads under key id (current) while a writer puts
 	// more checkpoints (and writes) on the thread being rekeyed and on
 	// another thread, with the meter on. With stopFirst, a first run is
@@ -94,6 +96,14 @@ func TestBoundedRekey(t *testing.T) {
 	pass := func(id string, stopFirst bool) {
 		t.Helper()
 		keyFlags = append(keyFlags, "--key", keyFile(t, id), "--current-key", id)
+		ids = append([]string{id}, ids...)
+		// The writer has the ring of the rotation's first step: the new key
+		// current, the old ones kept (and plaintext read: the migration).
+		ws, err := redissaver.New(ctx, rdb, redissaver.Options{AcceptEviction: true, Prefix: prefix, Shards: 4,
+			Encryption: testRing(t, ids...), ReadPlaintext: true})
+		if err != nil {
+			t.Fatal(err)
+		}
 		m.Reset(t)
 		wctx, stopWriter := context.WithCancel(ctx)
 		var wg sync.WaitGroup
@@ -104,8 +114,8 @@ func TestBoundedRekey(t *testing.T) {
 			other := checkpoint.Config{ThreadID: "other"}
 			for i := 0; wctx.Err() == nil; i++ {
 				var err error
-				if cfg, err = rekeyChain(wctx, s, cfg, n+i, 1); err == nil {
-					other, err = rekeyChain(wctx, s, other, i, 1)
+				if cfg, err = rekeyChain(wctx, ws, cfg, n+i, 1); err == nil {
+					other, err = rekeyChain(wctx, ws, other, i, 1)
 				}
 				if err != nil && wctx.Err() == nil {
 					t.Error(err)
@@ -206,4 +216,43 @@ func TestBoundedRekey(t *testing.T) {
 	if len(plain) < n+n/4 {
 		t.Errorf("%d values, want at least %d", len(plain), n+n/4)
 	}
+
+	// Through a saver whose ring holds the last key only: every checkpoint
+	// of both threads reads back, with its values and writes, and the
+	// checker passes.
+	rs, err := redissaver.New(ctx, rdb, redissaver.Options{AcceptEviction: true, Prefix: prefix, Shards: 4, Encryption: testRing(t, last)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tuple, err := rs.GetTuple(ctx, checkpoint.Config{ThreadID: "big"})
+	if err != nil || tuple == nil || tuple.Config.CheckpointID != cfg.CheckpointID {
+		t.Fatalf("GetTuple of the latest: %v, %v", tuple, err)
+	}
+	listed, writes := 0, 0
+	for _, th := range []string{"big", "other"} {
+		for tp, err := range rs.List(ctx, checkpoint.ListQuery{ThreadID: th}) {
+			if err != nil {
+				t.Fatalf("List %s: %v", th, err)
+			}
+			step, _ := tp.Metadata["step"].(int64)
+			if msg, _ := tp.Checkpoint.ChannelValues["msgs"].(string); !strings.HasPrefix(msg, fmt.Sprint("message ", step)) {
+				t.Fatalf("%s %s: msgs %.20q at step %d", th, tp.Config.CheckpointID, msg, step)
+			}
+			for _, w := range tp.PendingWrites {
+				if w.Value != fmt.Sprint("w", step) {
+					t.Fatalf("%s %s: write %v at step %d", th, tp.Config.CheckpointID, w.Value, step)
+				}
+				writes++
+			}
+			listed++
+		}
+	}
+	if listed < n || writes < n/4 {
+		t.Errorf("listed %d checkpoints, %d writes", listed, writes)
+	}
+	out := mustRun(t, exitOK, "check", "--url", url, "--prefix", prefix, "--shards", "4", "--key", keyFile(t, last))
+	if !strings.Contains(out, ": 0 violations, 0 notes") {
+		t.Errorf("check:\n%s", out)
+	}
+	t.Logf("%d checkpoints and %d writes read back through a saver with the last key only; %s", listed, writes, strings.TrimSpace(out))
 }

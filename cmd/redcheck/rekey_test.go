@@ -405,3 +405,61 @@ func TestClusterRekeyCommand(t *testing.T) {
 		t.Errorf("key ids %v", ids)
 	}
 }
+
+// TestCommandsWithKeys: on a prefix rekeyed from plaintext, the commands
+// that read values (threads, history, show, diff, check, export) answer
+// with the keys what they answered on the plaintext, and fail without
+// them; an export imported with keys is stored encrypted and exports the
+// same again.
+func TestCommandsWithKeys(t *testing.T) {
+	servers(t, func(t *testing.T, f fixture) {
+		rdb := redisOf(t, f)
+		deltaThread(t, rdb, f.prefix)
+		cmds := [][]string{
+			{"threads", "--json"},
+			{"history", "demo"},
+			{"show", "demo", "--json"},
+			{"show", "d"},
+			{"diff", "demo", f.d2, f.d4, "--json"},
+			{"export", "--all"},
+		}
+		before := make([]string, len(cmds))
+		for i, c := range cmds {
+			before[i] = mustRun(t, exitOK, f.args(c[0], c[1:]...)...)
+		}
+		k1 := keyFile(t, "k1")
+		mustRun(t, exitOK, f.args("rekey", "--all", "--key", k1, "--read-plaintext", "--progress", "0")...)
+		for i, c := range cmds {
+			if got := mustRun(t, exitOK, f.args(c[0], append(c[1:], "--key", k1)...)...); got != before[i] {
+				t.Errorf("%q with the key:\n%s\nwant\n%s", c, got, before[i])
+			}
+			code, out, errs := runArgs(t, f.args(c[0], c[1:]...)...)
+			if code != exitUsage || !strings.Contains(errs, "cannot decrypt") {
+				t.Errorf("%q without the key: exit %d\n%s\n%s", c, code, out, errs)
+			}
+		}
+		if out := mustRun(t, exitOK, f.args("check", "--key", k1)...); !strings.Contains(out, ": 0 violations, 0 notes") {
+			t.Errorf("check with the key:\n%s", out)
+		}
+		if code, out, _ := runArgs(t, f.args("check")...); code == exitOK {
+			t.Errorf("check without the key passed:\n%s", out)
+		}
+
+		// Export, then import into another prefix with another key: stored
+		// encrypted there, and exported the same.
+		file, out := exportFile(t, "all.jsonl", f.args("export", "--all", "--key", k1)...)
+		k2 := keyFile(t, "k2")
+		p2 := redistest.Prefix(t)
+		mustRun(t, exitOK, argsAt(f, p2, "import", file, "--key", k2)...)
+		if again := mustRun(t, exitOK, argsAt(f, p2, "export", "--all", "--key", k2)...); again != out {
+			t.Fatalf("export after an encrypted import differs:\n%s\nwant\n%s", again, out)
+		}
+		l2, _ := keys.New(p2, 4)
+		if ids := keyIDs(t, rdb, l2, "demo", "other", "quiet", "d"); ids[""] != 0 || ids["k2"] == 0 {
+			t.Errorf("key ids after an encrypted import: %v", ids)
+		}
+		if out := mustRun(t, exitOK, argsAt(f, p2, "check", "--key", k2)...); !strings.Contains(out, ": 0 violations, 0 notes") {
+			t.Errorf("check of the import:\n%s", out)
+		}
+	})
+}

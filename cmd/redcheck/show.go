@@ -57,10 +57,11 @@ func runShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("show", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	tgt := targetFlags(fs)
+	tgt.withKeys(fs)
 	ns := fs.String("ns", "", "checkpoint namespace (default: the root graph)")
 	asJSON := fs.Bool("json", false, "print one JSON document")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: redcheck show THREAD [CHECKPOINT_ID] [--url redis://...] [--cluster] [--prefix P] [--shards N] [--ns NS] [--json]")
+		fmt.Fprintln(stderr, "usage: redcheck show THREAD [CHECKPOINT_ID] [--url redis://...] [--cluster] [--prefix P] [--shards N] [--key ID=FILE...] [--ns NS] [--json]")
 		fmt.Fprintln(stderr, "\nPrints one checkpoint (the thread's latest by default): metadata, parent, channel values as JSON")
 		fmt.Fprintln(stderr, "([]byte as base64), pending writes and pending interrupts. Exits 1 when there is no such checkpoint.")
 		fmt.Fprintln(stderr, "\nflags:")

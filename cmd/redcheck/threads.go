@@ -64,6 +64,7 @@ func runThreads(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fs := flag.NewFlagSet("threads", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	tgt := targetFlags(fs)
+	tgt.withKeys(fs)
 	since := fs.Duration("since", 0, "only threads whose latest checkpoint is at most this old (default: any age)")
 	filter := filterFlag{}
 	fs.Var(filter, "filter", "only checkpoints whose metadata has key=value (repeatable; a value that parses as JSON is that\n"+
@@ -71,7 +72,7 @@ func runThreads(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	limit := fs.Int("limit", 50, "list at most this many threads (0: no limit)")
 	asJSON := fs.Bool("json", false, "print one JSON document")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: redcheck threads [--url redis://...] [--cluster] [--prefix P] [--shards N] [--since D] [--filter k=v ...] [--limit N] [--json]")
+		fmt.Fprintln(stderr, "usage: redcheck threads [--url redis://...] [--cluster] [--prefix P] [--shards N] [--key ID=FILE...] [--since D] [--filter k=v ...] [--limit N] [--json]")
 		fmt.Fprintln(stderr, "\nLists the threads with their latest checkpoint of the root graph, newest first: step, source,")
 		fmt.Fprintln(stderr, "checkpoint ID, size of its values and age.")
 		fmt.Fprintln(stderr, "\nflags:")
