@@ -529,3 +529,26 @@ func TestEncryptionEarlyWritesAndSubscribe(t *testing.T) {
 		}
 	})
 }
+
+// TestTelemetryDecrypt: a value that fails to open is error.type decrypt,
+// its message withheld from the span (the caller gets it whole).
+func TestTelemetryDecrypt(t *testing.T) {
+	tiers(t, func(t *testing.T, rdb *redis.Client) {
+		ctx := context.Background()
+		r := newTelRig(t, rdb, redissaver.Options{Encryption: ring(t, "k1")})
+		cfgs := putSteps(t, r.s, "th-dec", 1, "")
+		raw := rawPlace{rdb, keys.Of(r.s)}
+		key := raw.cp(t, "th-dec", cfgs[0].CheckpointID)
+		v := []byte(raw.get(t, key, codec.WriteField("task-1", 0)))
+		v[len(v)-1] ^= 1
+		raw.set(t, key, codec.WriteField("task-1", 0), string(v))
+		r.spans()
+		_, err := r.s.GetTuple(ctx, cfgs[0])
+		wantDecrypt(t, "GetTuple", err)
+		s := only(t, r.spans(), "GetTuple")
+		wantAttrs(t, s, map[string]string{"error.type": "decrypt"})
+		if s.Status.Description == err.Error() || strings.Contains(s.Status.Description, "task-1") {
+			t.Errorf("the span carries the message: %q", s.Status.Description)
+		}
+	})
+}
