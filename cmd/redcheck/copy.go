@@ -26,11 +26,12 @@ func runCopy(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("copy", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	tgt := targetFlags(fs)
+	tgt.withKeys(fs)
 	at := fs.String("at", "", "fork at this checkpoint (of the root graph): the copy gets a new latest checkpoint with its state")
 	yes := yesFlag(fs)
 	asJSON := fs.Bool("json", false, "print one JSON document")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: redcheck copy THREAD NEWTHREAD --yes [--at CHECKPOINT_ID] [--url redis://...] [--cluster] [--prefix P] [--shards N] [--json]")
+		fmt.Fprintln(stderr, "usage: redcheck copy THREAD NEWTHREAD --yes [--at CHECKPOINT_ID] [--url redis://...] [--cluster] [--prefix P] [--shards N] [--key ID=FILE...] [--json]")
 		fmt.Fprintln(stderr, "\nCopies a thread with its whole history (every namespace, pending writes, values) to a new thread.")
 		fmt.Fprintln(stderr, "With --at, the copy then gets a new latest checkpoint (source \"fork\") holding that checkpoint's")
 		fmt.Fprintln(stderr, "state, as a branch of it: a run on the new thread resumes from there. Needs --yes; exits 1 when the")

@@ -12,6 +12,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -443,6 +444,24 @@ func TestCommandsWithKeys(t *testing.T) {
 		}
 		if code, out, _ := runArgs(t, f.args("check")...); code == exitOK {
 			t.Errorf("check without the key passed:\n%s", out)
+		}
+		// A copy re-seals for its target: it needs the keys.
+		if code, _, errs := runArgs(t, f.args("copy", "demo", "demo2", "--yes")...); code != exitUsage || !strings.Contains(errs, "cannot decrypt") {
+			t.Errorf("copy without the key: exit %d, %s", code, errs)
+		}
+		mustRun(t, exitOK, f.args("copy", "demo", "demo2", "--yes", "--key", k1)...)
+		l, _ := keys.New(f.prefix, 4)
+		if ids := keyIDs(t, rdb, l, "demo2"); ids[""] != 0 || ids["k1"] == 0 {
+			t.Errorf("key ids of the copy: %v", ids)
+		}
+		var orig, copied showDoc
+		decodeStrict(t, before[2], &orig)
+		decodeStrict(t, mustRun(t, exitOK, f.args("show", "demo2", "--json", "--key", k1)...), &copied)
+		if !reflect.DeepEqual(orig.Channels, copied.Channels) || !reflect.DeepEqual(orig.PendingWrites, copied.PendingWrites) || len(orig.Channels) == 0 {
+			t.Errorf("the copy reads\n%v\nnot\n%v", copied.Channels, orig.Channels)
+		}
+		if out := mustRun(t, exitOK, f.args("check", "--key", k1)...); !strings.Contains(out, ": 0 violations, 0 notes") {
+			t.Errorf("check after the copy:\n%s", out)
 		}
 
 		// Export, then import into another prefix with another key: stored
