@@ -138,12 +138,12 @@ func newTelemetry(o Options, rdb redis.UniversalClient) *telemetry {
 	// handed to otel.Handle: telemetry never fails the saver.
 	var err error
 	if t.duration, err = meter.Float64Histogram(metricDuration, metric.WithUnit("s"),
-		metric.WithDescription("Duration of the saver's operations, each call one data point (a List: the time spent in the saver)."),
+		metric.WithDescription(dbtel.DurationDescription),
 		metric.WithExplicitBucketBoundaries(dbtel.DurationBuckets...)); err != nil {
 		otel.Handle(err)
 	}
 	if t.dataLoss, err = meter.Int64Counter(metricDataLoss, metric.WithUnit("{detection}"),
-		metric.WithDescription("Lost data the saver detected: calls that failed with ErrDataLoss (ErrPrefixReset included), and violations Verify found.")); err != nil {
+		metric.WithDescription(dbtel.DataLossDescription)); err != nil {
 		otel.Handle(err)
 	}
 	if t.refused, err = meter.Int64Counter(metricRefused, metric.WithUnit("{call}"),

@@ -106,12 +106,12 @@ func newTelemetry(o Options, rdb redis.UniversalClient) *telemetry {
 	// otel.Handle: telemetry never fails the store.
 	var err error
 	if t.duration, err = meter.Float64Histogram(metricDuration, metric.WithUnit("s"),
-		metric.WithDescription("Duration of the store's operations, each call one data point."),
+		metric.WithDescription(dbtel.DurationDescription),
 		metric.WithExplicitBucketBoundaries(dbtel.DurationBuckets...)); err != nil {
 		otel.Handle(err)
 	}
 	if t.dataLoss, err = meter.Int64Counter(metricDataLoss, metric.WithUnit("{detection}"),
-		metric.WithDescription("Lost data the store detected: calls that failed with checkpoint.ErrDataLoss.")); err != nil {
+		metric.WithDescription(dbtel.DataLossDescription)); err != nil {
 		otel.Handle(err)
 	}
 	if t.written, err = meter.Int64Counter(metricWritten, metric.WithUnit("By"),

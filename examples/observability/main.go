@@ -2,10 +2,13 @@
 // OpenTelemetry (docs/observability.md): it installs the OpenTelemetry SDK
 // with a Prometheus exporter for metrics and the stdout exporter for spans,
 // runs a small agent loop on redissaver (a few threads, each super-step a
-// PutWrites and a Put, a GetTuple to resume) with a consumer group
-// (stream.Consume) indexing the saver's events, lets the leases of two
-// scratch threads run out, then prints a scrape of /metrics, the gauges
-// again after a Sweep, and a couple of spans.
+// PutWrites and a Put, and a memory in the store, redisstore; a GetTuple
+// and a store Search to resume) with a consumer group (stream.Consume)
+// indexing the saver's events, lets the leases of two scratch threads run
+// out, then prints a scrape of /metrics, the gauges again after a Sweep,
+// and a few spans: a Put inside the agent's step, a consumer's handling
+// linked to the Put or PutWrites that wrote its event (the event carries
+// the writer's trace context), and a store call.
 //
 // The library imports OpenTelemetry's API only; the SDK and the exporters
 // are the application's choice, and this program is where they enter.
@@ -34,6 +37,7 @@ import (
 	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/graphstate/redcheck/examples/internal/demo"
 	"github.com/graphstate/redcheck/redissaver"
+	"github.com/graphstate/redcheck/redisstore"
 	"github.com/graphstate/redcheck/stream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -144,11 +148,27 @@ func run(ctx context.Context, rdb *redis.Client, out io.Writer) (err error) {
 		}
 	}()
 
+	// The agent's long-term memory: a store of its own prefix, reporting
+	// to the same providers.
+	store, err := redisstore.New(ctx, rdb, redisstore.Options{Prefix: prefix + ":store", TracerProvider: tp, MeterProvider: mp})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		for _, th := range append(threads, scratch...) {
+			for step := range steps {
+				if derr := store.Delete(context.Background(), []string{"memories", th}, fmt.Sprint("step-", step)); derr != nil && err == nil {
+					err = fmt.Errorf("store delete: %w", derr)
+				}
+			}
+		}
+	}()
+
 	// The agent loop: each thread runs three super-steps, then resumes
 	// from its latest checkpoint, all under a span of the application's.
 	tracer := tp.Tracer("agent-demo")
 	for _, th := range threads {
-		if err := converse(ctx, tracer, saver, th, steps); err != nil {
+		if err := converse(ctx, tracer, saver, store, th, steps); err != nil {
 			return err
 		}
 	}
@@ -160,7 +180,7 @@ func run(ctx context.Context, rdb *redis.Client, out io.Writer) (err error) {
 		return err
 	}
 	for _, th := range scratch {
-		if err := converse(ctx, tracer, leased, th, 1); err != nil {
+		if err := converse(ctx, tracer, leased, store, th, 1); err != nil {
 			return err
 		}
 	}
@@ -201,12 +221,14 @@ func run(ctx context.Context, rdb *redis.Client, out io.Writer) (err error) {
 		return err
 	}
 
-	fmt.Fprintf(out, "\n# Spans (the stdout exporter's JSON, abridged): a Put inside the agent's step, and a consumer's\n")
-	return showSpans(&spans, out, "Put", "process indexer")
+	fmt.Fprintf(out, "\n# Spans (the stdout exporter's JSON, abridged): a Put inside the agent's step, a consumer's (linked to\n"+
+		"# the span that wrote its event), a store call\n")
+	return showSpans(&spans, out, "Put", "process indexer", "StorePut")
 }
 
-// converse runs steps super-steps of a thread, then resumes it.
-func converse(ctx context.Context, tracer trace.Tracer, saver *redissaver.Saver, th string, steps int) error {
+// converse runs steps super-steps of a thread, each saving a memory in the
+// store, then resumes it: its latest checkpoint and its memories.
+func converse(ctx context.Context, tracer trace.Tracer, saver *redissaver.Saver, store *redisstore.Store, th string, steps int) error {
 	cfg := checkpoint.Root(th, "")
 	version := ""
 	for step := range steps {
@@ -226,13 +248,19 @@ func converse(ctx context.Context, tracer trace.Tracer, saver *redissaver.Saver,
 				ChannelVersions: map[string]string{"messages": version}}
 			next, err := saver.Put(ctx, cfg, cp, checkpoint.Metadata{"step": step, "source": "loop"}, map[string]string{"messages": version})
 			cfg = next
-			return err
+			if err != nil {
+				return err
+			}
+			return store.Put(ctx, []string{"memories", th}, fmt.Sprint("step-", step), map[string]any{"text": secret, "step": step})
 		}()
 		if err != nil {
 			return fmt.Errorf("%s step %d: %w", th, step, err)
 		}
 	}
-	_, err := saver.GetTuple(ctx, checkpoint.Root(th, ""))
+	if _, err := saver.GetTuple(ctx, checkpoint.Root(th, "")); err != nil {
+		return err
+	}
+	_, err := store.Search(ctx, []string{"memories", th}, redisstore.SearchOptions{Limit: 5})
 	return err
 }
 
@@ -264,7 +292,8 @@ func scrape(ctx context.Context, url string, out io.Writer, keep func(string) bo
 }
 
 // showSpans writes the first span of each name given, of those the stdout
-// exporter wrote (one JSON object each), with the fields an operator reads.
+// exporter wrote (one JSON object each), with the fields an operator reads,
+// and the span each of its links points to.
 func showSpans(spans *bytes.Buffer, out io.Writer, names ...string) error {
 	type span struct {
 		Name        string
@@ -275,15 +304,24 @@ func showSpans(spans *bytes.Buffer, out io.Writer, names ...string) error {
 			Key   string
 			Value struct{ Value any }
 		}
+		Links []struct {
+			SpanContext struct{ TraceID, SpanID string }
+		}
 		Status struct{ Code, Description string }
 	}
 	dec := json.NewDecoder(spans)
-	shown := map[string]bool{}
+	var all []span
+	byID := map[string]string{} // span id -> name
 	for dec.More() {
 		var s span
 		if err := dec.Decode(&s); err != nil {
 			return err
 		}
+		all = append(all, s)
+		byID[s.SpanContext.SpanID] = s.Name
+	}
+	shown := map[string]bool{}
+	for _, s := range all {
 		want := false
 		for _, n := range names {
 			want = want || (n == s.Name && !shown[n])
@@ -300,6 +338,9 @@ func showSpans(spans *bytes.Buffer, out io.Writer, names ...string) error {
 			s.SpanContext.TraceID, s.SpanContext.SpanID, parent, s.Status.Code)
 		for _, a := range s.Attributes {
 			fmt.Fprintf(out, "    %s = %v\n", a.Key, a.Value.Value)
+		}
+		for _, l := range s.Links {
+			fmt.Fprintf(out, "    link -> %s span (trace=%s span=%s)\n", byID[l.SpanContext.SpanID], l.SpanContext.TraceID, l.SpanContext.SpanID)
 		}
 	}
 	for _, n := range names {

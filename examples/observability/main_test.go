@@ -14,10 +14,11 @@ import (
 func TestMain(m *testing.M) { redistest.Main(m) }
 
 // TestRun runs the example end to end on miniredis and on a real Redis:
-// the scrape shows every metric of the saver's and the consumer's calls
-// and the gauges (two expired threads before the Sweep, none after), the
-// spans a Put under the agent's step and a consumer's; nothing shows what
-// the agent stored.
+// the scrape shows every metric of the saver's, the consumer's and the
+// store's calls and the gauges (two expired threads before the Sweep, none
+// after), the spans a Put under the agent's step, a consumer's linked to
+// the saver's span that wrote its event, and a store call; nothing shows
+// what the agent stored.
 func TestRun(t *testing.T) {
 	_, mini := redistest.Mini(t)
 	check(t, "miniredis", mini)
@@ -43,6 +44,14 @@ func check(t *testing.T, where string, rdb *redis.Client) {
 		"Put  kind=client",
 		"process indexer  kind=consumer",
 		"gen_ai.conversation.id = support-1",
+		// The consumer's span links to the saver's span that wrote the event.
+		"    link -> Put",
+		"StorePut  kind=client",
+		"redcheck.store.namespace = [memories support-1]",
+		`db_client_operation_duration_seconds_count{db_operation_name="StorePut"`,
+		`db_client_operation_duration_seconds_count{db_operation_name="StoreSearch"`,
+		"# TYPE redcheck_store_written_bytes_total counter",
+		"# TYPE redcheck_store_read_bytes_total counter",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("on %s: the output lacks %q", where, want)

@@ -22,6 +22,14 @@ const (
 	ErrorType  = attribute.Key("error.type")
 )
 
+// The descriptions of the metrics the saver and the store share: one text
+// each, so that an exporter that merges the two scopes (Prometheus) sees
+// no conflict.
+const (
+	DurationDescription = "Duration of redcheck's operations (the saver's and the store's), each call one data point; a List's leaves out the time its caller spends between tuples."
+	DataLossDescription = "Lost data redcheck detected: calls that failed with checkpoint.ErrDataLoss (ErrPrefixReset included), and violations the saver's Verify found."
+)
+
 // DurationBuckets are the bucket bounds, in seconds, that the database
 // conventions advise for db.client.operation.duration.
 var DurationBuckets = []float64{0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10}

@@ -346,12 +346,12 @@ export class Telemetry {
         provider: p,
         duration: meter.createHistogram(METRIC_DURATION, {
           unit: "s",
-          description: "Duration of the saver's operations, each call one data point (a List: the time spent in the saver).",
+          description: "Duration of redcheck's operations (the saver's and the store's), each call one data point; a List's leaves out the time its caller spends between tuples.",
           advice: { explicitBucketBoundaries: DURATION_BUCKETS },
         }),
         dataLoss: meter.createCounter(METRIC_DATA_LOSS, {
           unit: "{detection}",
-          description: "Lost data the saver detected: calls that failed with DataLossError (PrefixResetError included).",
+          description: "Lost data redcheck detected: calls that failed with checkpoint.ErrDataLoss (ErrPrefixReset included), and violations the saver's Verify found.",
         }),
         refused: meter.createCounter(METRIC_REFUSED, { unit: "{call}", description: "put and putWrites calls refused with nothing written, by error.type." }),
       };
