@@ -94,6 +94,15 @@ func fill(t *testing.T, rdb *redis.Client, prefix string, n int) {
 // the connection is open.
 func firstPage(t *testing.T, rdb *redis.Client, prefix string) (cmds, scripts int64, took time.Duration, page threadPage) {
 	t.Helper()
+	var out threadPage
+	cmds, scripts, took = measure(t, rdb, prefix, "/api/threads?limit=50", &out)
+	return cmds, scripts, took, out
+}
+
+// measure serves a UI over prefix with a counting client, and returns the
+// commands, script calls and time of GET path, once the connection is open.
+func measure(t *testing.T, rdb *redis.Client, prefix, path string, out any) (cmds, scripts int64, took time.Duration) {
+	t.Helper()
 	opt := *rdb.Options()
 	client := redis.NewClient(&opt)
 	t.Cleanup(func() { client.Close() })
@@ -114,8 +123,8 @@ func firstPage(t *testing.T, rdb *redis.Client, prefix string) (cmds, scripts in
 	c.cmds.Store(0)
 	c.scripts.Store(0)
 	start := time.Now()
-	f.getJSON(t, "/api/threads?limit=50", &page)
-	return c.cmds.Load(), c.scripts.Load(), time.Since(start), page
+	f.getJSON(t, path, out)
+	return c.cmds.Load(), c.scripts.Load(), time.Since(start)
 }
 
 // TestThreadsFirstPageScale: the first page of a prefix with 100,000
@@ -153,5 +162,50 @@ func TestThreadsFirstPageScale(t *testing.T) {
 	}
 	if os.Getenv(scaleEnv) != "" && lt > time.Second {
 		t.Errorf("the first page of 100,000 threads took %v, want < 1s", lt)
+	}
+}
+
+// TestTimelineFirstPageScale: the newest page of a thread with 10,000
+// checkpoints costs what it costs with 100.
+func TestTimelineFirstPageScale(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes a thread of 10,000 checkpoints")
+	}
+	rdb := redistest.Real(t)
+	prefix := redistest.Prefix(t)
+	ctx := context.Background()
+	s, err := redissaver.New(ctx, rdb, redissaver.Options{AcceptEviction: true, Prefix: prefix, Shards: 4, Events: redissaver.Events{Disabled: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lengths := map[string]int{"short": 100, "long": 10_000}
+	for th, n := range lengths {
+		cfg := checkpoint.Config{ThreadID: th}
+		for i := range n {
+			v := fmt.Sprint(i + 1)
+			cp := checkpoint.Checkpoint{V: 4, ID: checkpoint.NewID(), TS: time.Now().UTC().Format(time.RFC3339Nano),
+				ChannelValues: map[string]any{"i": i}, ChannelVersions: map[string]string{"i": v}}
+			if cfg, err = s.Put(ctx, cfg, cp, checkpoint.Metadata{"source": "loop", "step": i}, map[string]string{"i": v}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var short, long checkpointPage
+	sc, _, st := measure(t, rdb, prefix, "/api/threads/short/checkpoints?limit=50", &short)
+	lc, _, lt := measure(t, rdb, prefix, "/api/threads/long/checkpoints?limit=50", &long)
+	t.Logf("newest page of 100 checkpoints: %d commands, %v; of 10,000: %d commands, %v", sc, st, lc, lt)
+	if len(long.Checkpoints) != 50 || long.NextBefore == "" || *long.Checkpoints[0].Step != 9_999 {
+		t.Fatalf("long page: %d checkpoints, next %q", len(long.Checkpoints), long.NextBefore)
+	}
+	if lc > sc {
+		t.Errorf("the newest page of 10,000 checkpoints takes %d commands, of 100 %d: not bounded", lc, sc)
+	}
+	var deep checkpointPage
+	dc, _, _ := measure(t, rdb, prefix, "/api/threads/long/checkpoints?limit=50&before="+long.NextBefore, &deep)
+	if dc > sc || len(deep.Checkpoints) != 50 || *deep.Checkpoints[0].Step != 9_949 {
+		t.Errorf("the next page: %d commands, %d checkpoints", dc, len(deep.Checkpoints))
+	}
+	if os.Getenv(scaleEnv) != "" && lt > time.Second {
+		t.Errorf("the newest page of 10,000 checkpoints took %v, want < 1s", lt)
 	}
 }

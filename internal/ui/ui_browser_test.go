@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/graphstate/redcheck/internal/keys"
 	"github.com/graphstate/redcheck/internal/redistest"
@@ -160,6 +162,28 @@ func TestBrowserInterruptInbox(t *testing.T) {
 	b.screenshot("inbox")
 	b.click(`#inbox-list li[data-thread-id="deploys"] button`)
 	b.waitFor("the thread's timeline with the interrupt", `document.querySelector('#timeline .writes li.interrupt')`)
+
+	// The keyboard: the arrow keys move along the thread list, Enter
+	// opens a thread, and in the timeline Enter shows a checkpoint.
+	b.click("#tab-threads")
+	b.eval(`document.querySelector('#thread-list li button').focus()`, nil)
+	var first, second string
+	b.eval(`[...document.querySelectorAll('#thread-list li')].map((l) => l.dataset.threadId)[1]`, &second)
+	b.eval(`document.activeElement.closest('li').dataset.threadId`, &first)
+	b.run("arrow down, Enter", chromedp.KeyEvent(kb.ArrowDown), chromedp.KeyEvent(kb.Enter))
+	b.waitFor("the second thread opened by keyboard", `document.querySelector('#thread-title').textContent === '`+second+`' && document.querySelector('#timeline .cp')`)
+	if first == second {
+		t.Fatalf("focus did not move: %q", first)
+	}
+	b.eval(`document.querySelector('#timeline .cp').focus()`, nil)
+	b.run("Enter on a checkpoint", chromedp.KeyEvent(kb.Enter))
+	b.waitFor("its state", `document.querySelector('#state [data-state-checkpoint-id]')`)
+	// Every form field has a label.
+	var unlabelled []string
+	b.eval(`[...document.querySelectorAll('input, select')].filter((e) => !e.labels || e.labels.length === 0).map((e) => e.id)`, &unlabelled)
+	if len(unlabelled) != 0 {
+		t.Errorf("fields without a label: %v", unlabelled)
+	}
 }
 
 // TestBrowserBranchTree: a checkpoint with two children shows as a fork
