@@ -250,8 +250,15 @@ function upsertThread(id, row, live) {
   if (live && !cur && filtered()) return;
   if (!cur || cur.checkpoint_id <= row.checkpoint_id) {
     st.threads.set(id, row);
-    renderThreads(live ? id : null);
+    renderThreadsSoon();
   }
+}
+
+// renderThreadsSoon renders the list once per frame however many events
+// arrive: a busy prefix sends hundreds a second.
+let threadsFrame = 0;
+function renderThreadsSoon() {
+  if (!threadsFrame) threadsFrame = requestAnimationFrame(() => { threadsFrame = 0; renderThreads(); });
 }
 
 function resetThreads() {
@@ -281,7 +288,7 @@ async function loadThreads(before) {
   renderThreads();
 }
 
-function renderThreads(fresh) {
+function renderThreads() {
   const list = $('#thread-list');
   const q = $('#search').value.trim().toLowerCase();
   const focused = document.activeElement && document.activeElement.closest('#thread-list li');
@@ -296,7 +303,7 @@ function renderThreads(fresh) {
       el('span', { class: 'meta', text: `step ${t.step ?? '–'} · ${t.source || '–'} · ${fmtTime(t.time || t.ts)}` }),
       waiting ? el('span', { class: 'waiting', text: 'waiting on interrupt' }) : '');
     b.onclick = () => selectThread(id);
-    return el('li', { data: { threadId: id }, class: (id === st.selected ? 'selected' : '') + (id === fresh ? ' fresh' : '') }, b);
+    return el('li', { data: { threadId: id }, class: id === st.selected ? 'selected' : '' }, b);
   }));
   if (focusedID) { const b = list.querySelector(`li[data-thread-id="${CSS.escape(focusedID)}"] button`); if (b) b.focus(); }
   $('#no-threads').hidden = ids.length > 0;
