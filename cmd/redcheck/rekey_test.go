@@ -168,8 +168,18 @@ func TestRekeyCommand(t *testing.T) {
 			t.Fatalf("key ids after a rekey without --read-plaintext: %v", ids)
 		}
 
-		out = mustRun(t, exitOK, f.args("rekey", "--all", "--key", k1, "--read-plaintext", "--json", "--batch", "3")...)
+		// --dry-run counts and writes nothing; --progress prints to stderr.
 		var sum rekeySummary
+		code, out, errs := runArgs(t, f.args("rekey", "--all", "--key", k1, "--read-plaintext", "--json", "--dry-run", "--progress", "1ns")...)
+		decodeStrict(t, out, &sum)
+		if code != exitOK || !sum.DryRun || sum.Values.Rekeyed+sum.Writes.Rekeyed != len(plain) || sum.Calls != 0 || !strings.Contains(errs, "rekey: 3 threads") {
+			t.Errorf("--dry-run: exit %d, %+v\n%s", code, sum, errs)
+		}
+		if ids := keyIDs(t, rdb, l, threads...); ids[""] != len(plain) {
+			t.Fatalf("key ids after --dry-run: %v", ids)
+		}
+
+		out = mustRun(t, exitOK, f.args("rekey", "--all", "--key", k1, "--read-plaintext", "--json", "--batch", "3", "--pause", "1ms")...)
 		decodeStrict(t, out, &sum)
 		if got := sum.Values.Rekeyed + sum.Writes.Rekeyed; got != len(plain) || sum.Left != 0 || sum.Threads != 3 || sum.CurrentKey != "k1" {
 			t.Errorf("summary %+v, want %d rekeyed", sum, len(plain))
@@ -213,7 +223,7 @@ func TestRekeyCommand(t *testing.T) {
 			t.Fatal(err)
 		}
 		k3 := keyFile(t, "k3")
-		code, out, errs := runArgs(t, f.args("rekey", "--all", "--key", k2, "--key", k3, "--current-key", "k3")...)
+		code, out, errs = runArgs(t, f.args("rekey", "--all", "--key", k2, "--key", k3, "--current-key", "k3")...)
 		if code != exitFound || !strings.Contains(out, `failed: checkpoint: cannot decrypt`) || !strings.Contains(out, `channel "count" version "2"`) {
 			t.Errorf("exit %d, output:\n%s\n%s", code, out, errs)
 		}
