@@ -219,6 +219,11 @@ func (r *rekeyer) printSummary(w io.Writer) {
 	}
 }
 
+// beforeRekeyCall, when set (by tests), is called before each call of the
+// compare-and-set script with its keys and arguments: the window in which a
+// concurrent writer may change what was read.
+var beforeRekeyCall func(keys []string, args []any)
+
 // rekeyer walks stored values and replaces them by their re-encrypted
 // form.
 type rekeyer struct {
@@ -705,6 +710,9 @@ func (r *rekeyer) flush(ctx context.Context) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		}
+	}
+	if beforeRekeyCall != nil {
+		beforeRekeyCall(keys, args)
 	}
 	res, err := scriptrun.Run(ctx, r.rdb, scriptrun.Rekey, keys, args...).Int64Slice()
 	if err != nil {

@@ -492,3 +492,37 @@ func TestCommandsWithKeys(t *testing.T) {
 		}
 	})
 }
+
+// TestRekeyConcurrentWriter: a value a writer replaces, and one it
+// deletes, between rekey's read and its compare-and-set, are left as the
+// writer left them (counted changed and gone); the others are rekeyed.
+func TestRekeyConcurrentWriter(t *testing.T) {
+	servers(t, func(t *testing.T, f fixture) {
+		ctx := context.Background()
+		rdb := redisOf(t, f)
+		var replaced, deleted [2]string // hash, field
+		beforeRekeyCall = func(keys []string, args []any) {
+			if replaced[0] != "" || args[0].(int) < 2 {
+				return
+			}
+			at := func(i int) (string, string) { return keys[args[1+4*i].(int)-1], args[2+4*i].(string) }
+			replaced[0], replaced[1] = at(0)
+			deleted[0], deleted[1] = at(1)
+			rdb.HSet(ctx, replaced[0], replaced[1], "the writer's value")
+			rdb.HDel(ctx, deleted[0], deleted[1])
+		}
+		t.Cleanup(func() { beforeRekeyCall = nil })
+		out := mustRun(t, exitOK, f.args("rekey", "demo", "--key", keyFile(t, "k1"), "--read-plaintext", "--json")...)
+		var sum rekeySummary
+		decodeStrict(t, out, &sum)
+		if sum.Values.Changed != 1 || sum.Values.Gone != 1 || sum.Values.Rekeyed != sum.Values.Read-2 || sum.Left != 0 {
+			t.Errorf("summary %+v", sum)
+		}
+		if got := rdb.HGet(ctx, replaced[0], replaced[1]).Val(); got != "the writer's value" {
+			t.Errorf("the writer's value was overwritten: %q", got)
+		}
+		if n := rdb.HExists(ctx, deleted[0], deleted[1]).Val(); n {
+			t.Error("a value deleted meanwhile was written back")
+		}
+	})
+}
