@@ -7,6 +7,7 @@ import (
 	"log"
 
 	"github.com/alicebob/miniredis/v2"
+	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/graphstate/redcheck/redisstore"
 	"github.com/graphstate/redcheck/redisstore/embed"
 	"github.com/redis/go-redis/v9"
@@ -163,4 +164,48 @@ func ExampleStore_Batch() {
 	// Output:
 	// 1 true 1
 	// 1 b
+}
+
+// A store that encrypts its items' values at rest: a value moved by hand to
+// another item does not read back, and an Embedder needs EmbeddingsInClear.
+func ExampleOptions_encryption() {
+	mr, err := miniredis.Run()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer mr.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	defer rdb.Close()
+	ctx := context.Background()
+
+	key := make([]byte, checkpoint.KeySize) // in production: 32 random bytes from a secret store
+	ring, err := checkpoint.NewKeyring("k1", map[string][]byte{"k1": key})
+	if err != nil {
+		log.Fatal(err)
+	}
+	store, err := redisstore.New(ctx, rdb, redisstore.Options{Prefix: "vault", Encryption: ring})
+	if err != nil {
+		log.Fatal(err)
+	}
+	_ = store.Put(ctx, []string{"users", "alice"}, "pin", map[string]any{"text": "4921"})
+	_ = store.Put(ctx, []string{"users", "bob"}, "pin", map[string]any{"text": "0000"})
+
+	it, _ := store.Get(ctx, []string{"users", "alice"}, "pin")
+	fmt.Println("alice:", it.Value["text"])
+	stored, _ := rdb.HGet(ctx, "{vault}:i:users:alice:pin", "v").Result()
+	fmt.Println("stored encrypted:", stored[0] == 'e')
+
+	// Alice's ciphertext copied over Bob's item: refused, not answered.
+	_ = rdb.HSet(ctx, "{vault}:i:users:bob:pin", "v", stored).Err()
+	_, err = store.Get(ctx, []string{"users", "bob"}, "pin")
+	fmt.Println("moved:", errors.Is(err, redisstore.ErrDecrypt), errors.Is(err, checkpoint.ErrDecrypt))
+
+	emb, _ := embed.NewHashing(8)
+	_, err = redisstore.New(ctx, rdb, redisstore.Options{Prefix: "vault2", Encryption: ring, Embedder: emb, Dims: 8})
+	fmt.Println("embedder without EmbeddingsInClear:", errors.Is(err, redisstore.ErrInvalidOptions))
+	// Output:
+	// alice: 4921
+	// stored encrypted: true
+	// moved: true true
+	// embedder without EmbeddingsInClear: true
 }
