@@ -3,6 +3,8 @@ package ui
 import (
 	"context"
 	"fmt"
+	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -306,12 +308,18 @@ func countCheckpoints(t *testing.T, f *fixture, thread string) int {
 }
 
 // TestBrowserErrors: the page says what is wrong: a prefix without data, a
-// shard count that does not match, an unreachable Redis.
+// shard count that does not match, an unreachable Redis, lost data.
 func TestBrowserErrors(t *testing.T) {
 	b := newBrowser(t)
 	_, rdb := redistest.Mini(t)
 	written := redistest.Prefix(t)
 	serveUI(t, rdb, written, false).put(t, checkpoint.Config{ThreadID: "x"}, -1, map[string]any{"v": 1})
+	// A thread whose head key was lost (as an eviction would): its reads
+	// are checkpoint.ErrDataLoss.
+	lossy := redistest.Prefix(t)
+	lf := serveUI(t, rdb, lossy, false)
+	lf.put(t, checkpoint.Config{ThreadID: "lost"}, -1, map[string]any{"v": 1})
+	rdb.Del(context.Background(), keys.Of(lf.saver).Head("lost"))
 	closed := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
 	t.Cleanup(func() { closed.Close() })
 	for _, c := range []struct {
@@ -324,13 +332,15 @@ func TestBrowserErrors(t *testing.T) {
 		{"wrong-prefix", rdb, Options{Prefix: written + "-typo", Shards: 4}, "no_data", "No redcheck data under this prefix"},
 		{"shard-mismatch", rdb, Options{Prefix: written, Shards: 8}, "config", "check --shards"},
 		{"unreachable", closed, Options{Prefix: written, Shards: 4}, "unreachable", "Cannot reach Redis"},
+		{"data-loss", rdb, Options{Prefix: lossy, Shards: 4}, "data_loss", "Data loss"},
 	} {
+		c.opts.Logger = log.New(io.Discard, "", 0)
 		srv, err := New(c.rdb, c.opts)
 		if err != nil {
 			t.Fatal(err)
 		}
 		ts := httptest.NewServer(srv)
-		b.run("navigate", chromedpNavigate(ts.URL+"/"))
+		b.run("navigate", chromedpNavigate(ts.URL+"/#thread=lost"))
 		b.waitFor(c.name+" banner", `(() => { const e = document.querySelector('#banner'); return !e.hidden && e.dataset.kind === '`+c.kind+`' })()`)
 		if s := b.text("#banner"); !strings.Contains(s, c.banner) {
 			t.Errorf("%s: banner %q lacks %q", c.name, s, c.banner)
