@@ -264,7 +264,7 @@ func TestBrowserWrites(t *testing.T) {
 	b.waitFor("the dialog", `document.querySelector('#confirm').open`)
 	b.run("name the fork", setValue("#confirm-input", "w-fork"))
 	b.screenshot("confirm-fork")
-	b.click("#confirm-ok")
+	b.run("Enter in the field confirms", chromedp.Focus("#confirm-input", chromedp.ByQuery), chromedp.KeyEvent(kb.Enter))
 	b.waitFor("the fork selected", `document.querySelector('#thread-title').textContent === 'w-fork' && document.querySelectorAll('#timeline .cp').length === 4`)
 	fork, err := rw.saver.GetTuple(context.Background(), checkpoint.Config{ThreadID: "w-fork"})
 	if err != nil || fork.ParentConfig == nil || fork.ParentConfig.CheckpointID != c2.CheckpointID || fork.Metadata["source"] != "fork" ||
