@@ -125,8 +125,10 @@ func parseConfig(args []string) (config, error) {
 			"out":                      func() { c.out = filepath.Join(os.TempDir(), "redcheck-bench-quick") },
 			"superstep-steps":          func() { c.loopSteps = 1200 },
 			"superstep-time":           func() { c.loopTime = 10 * time.Second },
-			"superstep-js-steps":       func() { c.jsSteps = 200 },
+			"superstep-js-steps":       func() { c.jsSteps = 100 },
 			"superstep-js-concurrency": func() { jsConc = "1" },
+			"superstep-js-time":        func() { c.jsTime = 2 * time.Second },
+			"superstep-js-timeout":     func() { c.jsTimeout = 2 * time.Minute },
 		}
 		for name, apply := range quick {
 			if !set[name] {

@@ -24,7 +24,17 @@ func TestParseConfig(t *testing.T) {
 	if q.threads != 3 || q.ops != 300 || q.out == "bench/results" || slices.Max(q.history) != 1000 {
 		t.Errorf("quick: %+v (an explicit flag wins over -quick)", q)
 	}
-	for _, bad := range [][]string{{"-concurrency", "4,16"}, {"-steps", "5"}, {"-history", "x"}, {"-state-sizes", "1GB"}, {"-concurrency", "0"}} {
+	if !slices.Equal(c.jsConc, []int{1, 64}) || !slices.Equal(c.jsDurability, []string{"sync", "async", "exit"}) || c.jsSteps != 1000 || c.jsTime != 10*time.Second {
+		t.Errorf("super-step on LangGraph.js, defaults: %v %v %d %v", c.jsConc, c.jsDurability, c.jsSteps, c.jsTime)
+	}
+	if !slices.Equal(q.jsConc, []int{1}) || q.jsSteps != 100 || q.jsTime != 2*time.Second || q.jsTimeout != 2*time.Minute {
+		t.Errorf("super-step on LangGraph.js, -quick: %v %d %v %v", q.jsConc, q.jsSteps, q.jsTime, q.jsTimeout)
+	}
+	if d, err := parseConfig([]string{"-superstep-js-durability", "async, sync"}); err != nil || !slices.Equal(d.jsDurability, []string{"async", "sync"}) {
+		t.Errorf("-superstep-js-durability async, sync: %v, %v", d.jsDurability, err)
+	}
+	for _, bad := range [][]string{{"-concurrency", "4,16"}, {"-steps", "5"}, {"-history", "x"}, {"-state-sizes", "1GB"}, {"-concurrency", "0"},
+		{"-superstep-js-durability", "sync,later"}, {"-superstep-js-durability", ","}, {"-superstep-js-steps", "10"}, {"-superstep-js-concurrency", "0"}} {
 		if _, err := parseConfig(bad); err == nil {
 			t.Errorf("%v accepted", bad)
 		}
