@@ -8,6 +8,7 @@ import type { ReadOps } from "./readops.js";
 import { scripts } from "./scripts.js";
 import { sortWrites, type StoredWrite } from "./stored.js";
 import { decodeValue } from "./values.js";
+import { channelPlace } from "./encryption.js";
 import { byteOrder } from "./walk.js";
 
 /** DELTA_BUDGET: ancestors one delta_history.lua call may visit (Go: the same budget). */
@@ -23,7 +24,10 @@ export async function deltaChannelHistory(o: ReadOps, thread: string, ns: string
   const shard = o.layout.shard(thread);
   let open = [...new Set(channels)].sort(byteOrder);
   // Per channel: the seed, and its lists of writes (one per script call, in call order: nearest the target first).
-  const acc = new Map<string, { seed?: Buffer; segs: Reply[][] }>(open.map((ch) => [ch, { segs: [] }]));
+  const acc = new Map<string, { seed?: Buffer; seedVersion?: Buffer; segs: Reply[][] }>(open.map((ch) => [ch, { segs: [] }]));
+  // With encryption on, the script answers the places of values too (their AAD's parts): a seed's version, the
+  // checkpoint of each group of writes.
+  const places = o.enc.on;
   let target = target0;
   let gen = "";
   let cursor = "";
@@ -32,7 +36,7 @@ export async function deltaChannelHistory(o: ReadOps, thread: string, ns: string
     let res: Reply;
     try {
       res = await o.conn.run(scripts.deltaHistory, [o.layout.head(thread), o.layout.threads(shard)],
-        [o.layout.shardBase(shard), encode(thread), encode(ns), target, cursor, gen, String(DELTA_BUDGET), "0", ...open]);
+        [o.layout.shardBase(shard), encode(thread), encode(ns), target, cursor, gen, String(DELTA_BUDGET), places ? "1" : "0", ...open]);
     } catch (e) {
       throw scriptError("delta channel history", e);
     }
@@ -52,8 +56,13 @@ export async function deltaChannelHistory(o: ReadOps, thread: string, ns: string
       if (!Array.isArray(parts) || parts.length === 0) throw new CorruptError("delta history entry");
       const a = acc.get(ch)!;
       if (parts.length > 1) a.segs.push(parts);
-      if (Buffer.isBuffer(parts[0])) a.seed = parts[0];
-      else if (parts[0] === null) still.push(ch);
+      const seed = parts[0];
+      if (places && Array.isArray(seed)) {
+        if (seed.length !== 2 || !Buffer.isBuffer(seed[0]) || !Buffer.isBuffer(seed[1])) throw new CorruptError("delta history seed");
+        a.seed = seed[0];
+        a.seedVersion = seed[1];
+      } else if (!places && Buffer.isBuffer(seed)) a.seed = seed;
+      else if (seed === null) still.push(ch);
       else throw new CorruptError("delta history seed");
     });
     if (next === "" || still.length === 0) break;
@@ -64,30 +73,32 @@ export async function deltaChannelHistory(o: ReadOps, thread: string, ns: string
   }
   for (const ch of channels) {
     const a = acc.get(ch)!;
-    // Each list: its seed, then per checkpoint (nearest the target first) its count n and n field/value pairs.
-    const groups: { seg: Reply[]; at: number; n: number }[] = [];
+    // Each list: its seed, then per checkpoint (nearest the target first) its count n (with places, then its id)
+    // and n field/value pairs.
+    const head = places ? 2 : 1;
+    const groups: { seg: Reply[]; at: number; n: number; id: string }[] = [];
     for (const seg of a.segs) {
       for (let i = 1; i < seg.length; ) {
         const n = seg[i];
-        if (typeof n !== "number" || !Number.isInteger(n) || n < 1 || n > (seg.length - i - 1) / 2) {
+        if (typeof n !== "number" || !Number.isInteger(n) || n < 1 || n > (seg.length - i - head) / 2 || (places && !Buffer.isBuffer(seg[i + 1]))) {
           throw new CorruptError(`delta history writes: count ${String(n)} at ${i} of ${seg.length} entries`);
         }
-        groups.push({ seg, at: i + 1, n });
-        i += 1 + 2 * n;
+        groups.push({ seg, at: i + head, n, id: places ? str(seg[i + 1]) : "" });
+        i += head + 2 * n;
       }
     }
     const writes: CheckpointPendingWrite[] = [];
     for (let g = groups.length - 1; g >= 0; g--) {
-      const { seg, at, n } = groups[g]!;
+      const { seg, at, n, id } = groups[g]!;
       const ws: StoredWrite[] = [];
       for (let i = at; i < at + 2 * n; i += 2) {
         if (!Buffer.isBuffer(seg[i]) || !Buffer.isBuffer(seg[i + 1])) throw new CorruptError("delta history write");
-        ws.push(await o.decodeWrite(seg[i] as Buffer, seg[i + 1] as Buffer));
+        ws.push(await o.decodeWrite(thread, ns, id, seg[i] as Buffer, seg[i + 1] as Buffer));
       }
       for (const w of sortWrites(ws)) writes.push([w.task, w.channel, w.value]);
     }
     const h: DeltaChannelHistory = { writes };
-    if (a.seed !== undefined) h.seed = await decodeValue(o.serde, a.seed);
+    if (a.seed !== undefined) h.seed = await decodeValue(o.serde, await o.enc.open(channelPlace(thread, ns, ch, a.seedVersion ?? ""), a.seed));
     out[ch] = h;
   }
   return out;

@@ -1,7 +1,7 @@
 // Errors of the saver. Every error is a RedcheckError whose code matches the
 // Go sentinel of the same meaning (docs/storage-format.md, "Script error codes").
 
-export type ErrorCode = "DATALOSS" | "NOTFOUND" | "INVALID_CHECKPOINT" | "INVALID_CONFIG" | "CORRUPT" | "REDIS";
+export type ErrorCode = "DATALOSS" | "NOTFOUND" | "INVALID_CHECKPOINT" | "INVALID_CONFIG" | "CORRUPT" | "DECRYPT" | "REDIS";
 
 export class RedcheckError extends Error {
   readonly code: ErrorCode;
@@ -51,6 +51,19 @@ export class InvalidConfigError extends RedcheckError {
 export class CorruptError extends RedcheckError {
   constructor(message: string, options?: { cause?: unknown }) {
     super("CORRUPT", message, options);
+  }
+}
+
+/**
+ * A stored value cannot be opened, with encryption at rest (Go: checkpoint.ErrDecrypt; docs/storage-format.md,
+ * "Encrypted values"): one altered (a flipped bit), moved from another place (thread, namespace, channel,
+ * version, checkpoint, task or write index), sealed with a key id the keyring does not hold, malformed; a
+ * plaintext value where encryption is required (without readPlaintext); an encrypted value read with no
+ * keyring. Never answered as state. Its message names the place and the key id, never a byte of the value.
+ */
+export class DecryptError extends RedcheckError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("DECRYPT", message, options);
   }
 }
 

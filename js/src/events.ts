@@ -42,10 +42,11 @@ export function traceArgs(e: Required<EventOptions>): Arg[] {
 
 /**
  * checkpointEvent is the fields of a Put's "checkpoint" event (none when events are off): with
- * includeValues, the values of blobs (blob field/value pairs) within the bounds, else references.
+ * includeValues, the values of blobs (blob field/value pairs) within the bounds, else references; sealed (encryption
+ * at rest), each value comes with its version, "vv:<channel>", which a consumer needs for its AAD.
  */
 export function checkpointEvent(e: Required<EventOptions>, thread: string, ns: string, parent: string, cp: Checkpoint, md: Record<string, unknown>,
-  fresh: Record<string, string>, versions: Record<string, string>, blobs: Buffer[]): Arg[] {
+  fresh: Record<string, string>, versions: Record<string, string>, blobs: Buffer[], sealed = false): Arg[] {
   if (e.disabled) return [];
   const ev: Arg[] = ["t", "checkpoint", "th", encode(thread), "ns", encode(ns), "id", cp.id, "ts", str(cp.ts ?? "")];
   if (parent !== "") ev.push("p", parent);
@@ -61,6 +62,7 @@ export function checkpointEvent(e: Required<EventOptions>, thread: string, ns: s
       const channel = blobChannel(blobs[i]!);
       if (val.length <= e.maxValueBytes && val.length <= budget) {
         ev.push("v:" + channel, val);
+        if (sealed) ev.push("vv:" + channel, versions[channel] ?? "");
         budget -= val.length;
       } else {
         ev.push("vref:" + channel, versions[channel] ?? "");

@@ -5,8 +5,10 @@
 // handle.
 import { buf, num, str, arr, type Arg, type Conn, type Reply } from "./conn.js";
 import { CorruptError, InvalidConfigError, NotFoundError, scriptError } from "./errors.js";
-import { encode, newGen, validateRunID, validateThreadID, type Layout } from "./keys.js";
-import { joinNames } from "./codec.js";
+import { decode, encode, newGen, validateRunID, validateThreadID, type Layout } from "./keys.js";
+import { cutLen, joinNames, pack, parseWriteField, unpack } from "./codec.js";
+import { channelPlace, writePlace, type Encryption } from "./encryption.js";
+import { isSealed } from "./seal.js";
 import { scripts } from "./scripts.js";
 
 const RUN_BUDGET = 64;
@@ -19,6 +21,8 @@ const COPY_GRACE_MS = 10 * 60_000;
 export interface Ops {
   conn: Conn;
   layout: Layout;
+  /** Encryption at rest: a copy opens each value for its source place and seals it again for its target's. */
+  enc: Encryption;
   ttl: number;
   eventSpec(fields: Arg[]): Arg[];
   eventBounds(): [string, string];
@@ -262,6 +266,9 @@ export async function copyThread(o: Ops, source: string, target: string): Promis
               const at = v.indexOf("}:run:");
               if (at >= 0) v = Buffer.concat([Buffer.from(runBase), v.subarray(at + "}:run:".length)]);
             }
+            if (flat[i] !== undefined && buf(flat[i]).subarray(0, 2).toString("latin1") === "w:") {
+              v = await resealWrite(o.enc, source, target, encns, buf(cp[0]), buf(flat[i]), v);
+            }
             args.push(buf(flat[i]), v);
           }
           count++;
@@ -275,7 +282,7 @@ export async function copyThread(o: Ops, source: string, target: string): Promis
       for (let cursor: Arg = "0"; ;) {
         const r = await read("blobs", encns, cursor);
         if (!r) throw new NotFoundError("copy thread: the source thread was deleted during the copy");
-        if (r.length > 1) await write("blobs", encns, ...r.slice(1).map(buf));
+        if (r.length > 1) await write("blobs", encns, ...(await resealBlobs(o.enc, source, target, encns, r.slice(1).map(buf))));
         cursor = buf(r[0]);
         if (str(cursor) === "0") break;
       }
@@ -308,4 +315,38 @@ export async function copyThread(o: Ops, source: string, target: string): Promis
     await write("abort").catch(() => undefined);
     throw e;
   }
+}
+
+// A copy moves values to another thread, where the AAD of their place differs: it opens each with its
+// source place and seals it again for its target (a fresh nonce, the current key). With encryption off,
+// values move as they are, and an encrypted one fails the copy (DecryptError): moved, it could not be read.
+
+/** resealWrite returns the value of pending-write field f of checkpoint id (pack(channel, task path, V)) as the copy writes it to target. */
+async function resealWrite(enc: Encryption, source: string, target: string, encns: Buffer, id: Buffer, f: Buffer, stored: Buffer): Promise<Buffer> {
+  const parts = unpack(stored, 3); // channel, task path, stored value
+  if (!parts) throw new CorruptError(`copy thread: write ${JSON.stringify(f.toString("utf8"))} of checkpoint ${JSON.stringify(id.toString("utf8"))}`);
+  if (!enc.on && !isSealed(parts[2]!)) return stored;
+  const w = parseWriteField(f);
+  if (!w) throw new CorruptError(`copy thread: write field ${JSON.stringify(f.toString("utf8"))} of checkpoint ${JSON.stringify(id.toString("utf8"))}`);
+  const ns = decode(encns.toString("latin1"));
+  const plain = await enc.open(writePlace(source, ns, id, w.task, w.idx, parts[0]!), parts[2]!);
+  return pack(parts[0]!, parts[1]!, await enc.seal(writePlace(target, ns, id, w.task, w.idx, parts[0]!), plain));
+}
+
+/** resealBlobs returns a page of blob field/value pairs as the copy writes them to target. */
+async function resealBlobs(enc: Encryption, source: string, target: string, encns: Buffer, pairs: Buffer[]): Promise<Buffer[]> {
+  let ns: Buffer | undefined;
+  for (let i = 0; i + 1 < pairs.length; i += 2) {
+    const stored = pairs[i + 1]!;
+    if (stored.length === 0 || (!enc.on && !isSealed(stored))) continue; // the empty marker (and the values hash's "#" marker), or a plain copy
+    const field = pairs[i]!;
+    const c = cutLen(field);
+    if (!c || c.rest + c.n > field.length) throw new CorruptError(`copy thread: blob field ${JSON.stringify(field.toString("utf8"))}`);
+    const ch = field.subarray(c.rest, c.rest + c.n);
+    const ver = field.subarray(c.rest + c.n);
+    ns ??= decode(encns.toString("latin1"));
+    const plain = await enc.open(channelPlace(source, ns, ch, ver), stored);
+    pairs[i + 1] = await enc.seal(channelPlace(target, ns, ch, ver), plain);
+  }
+  return pairs;
 }

@@ -1,6 +1,7 @@
 // The saver's options and their defaults (Go: redissaver.Options).
 import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
 import type { CompressionOptions } from "./compress.js";
+import type { Keyring } from "./keyring.js";
 import type { LoggerLike, MeterProviderLike, TracerProviderLike } from "./telemetry.js";
 
 /** Events the scripts append to each thread's stream and its shard's feed (Go: redissaver.Events). */
@@ -55,6 +56,21 @@ export interface RedcheckSaverOptions {
    * forms whatever it says.
    */
   compression?: CompressionOptions;
+  /**
+   * Encryption at rest (docs/typescript.md, "Encryption at rest"): every value the saver stores (channel
+   * values, pending writes, and so the values events carry) is sealed with AES-256-GCM under the keyring's
+   * current key, bound to its place; a value altered, moved by hand to another thread, namespace, channel,
+   * version, checkpoint, task or write index, or sealed with a key the ring lacks reads as DecryptError, never
+   * as state. Reads take any key of the ring. Off when absent; with it on, a value stored in the clear is
+   * refused with DecryptError unless readPlaintext (Go: redissaver.Options.Encryption).
+   */
+  encryption?: Keyring;
+  /**
+   * With encryption, reads take values stored in the clear (written before encryption was switched on) while
+   * new writes are encrypted: the migration option. Leave it off once every value is encrypted, so that a
+   * plaintext value planted by hand is refused (Go: redissaver.Options.ReadPlaintext).
+   */
+  readPlaintext?: boolean;
   /**
    * Where the saver's OpenTelemetry spans go (docs/observability.md, "TypeScript"): a TracerProvider of
    * @opentelemetry/api. Absent: the global provider, when @opentelemetry/api is installed (an optional

@@ -8,6 +8,7 @@ import { canonicalJSON, goMarshal } from "./canonjson.js";
 import { blobField } from "./codec.js";
 import type { CompressionOptions } from "./compress.js";
 import { arr, num, str, type Arg, type Conn, type Reply } from "./conn.js";
+import { channelPlace, type Encryption } from "./encryption.js";
 import { CorruptError, InvalidCheckpointError, InvalidConfigError, scriptError } from "./errors.js";
 import { checkpointEvent, eventSpec } from "./events.js";
 import { Layout, encode, newGen, validateID, validateRunID } from "./keys.js";
@@ -29,6 +30,8 @@ export interface PutOps {
   ttl: number;
   events: Required<EventOptions>;
   compression: Required<CompressionOptions> | undefined;
+  /** Encryption at rest: what seals the values written. */
+  enc: Encryption;
   setup(): Promise<void>;
 }
 
@@ -90,7 +93,9 @@ export async function putCheckpoint(o: PutOps, thread: string, config: RunnableC
   const values = checkpoint.channel_values ?? {};
   const blobs: Buffer[] = [];
   for (const ch of Object.keys(fresh).sort(byteOrder)) {
-    const stored = Object.prototype.hasOwnProperty.call(values, ch) ? await encodeValue(o.serde, (values as Record<string, unknown>)[ch], o.compression) : Buffer.alloc(0);
+    const stored = Object.prototype.hasOwnProperty.call(values, ch)
+      ? await o.enc.seal(channelPlace(thread, ns, ch, fresh[ch]!), await encodeValue(o.serde, (values as Record<string, unknown>)[ch], o.compression))
+      : Buffer.alloc(0);
     blobs.push(blobField(ch, fresh[ch]!), stored);
   }
 
@@ -112,7 +117,7 @@ export async function putCheckpoint(o: PutOps, thread: string, config: RunnableC
   const head = (token: string): Arg[] =>
     [o.layout.shardBase(shard), encode(thread), encode(ns), checkpoint.id, parent, newGen(), token, String(o.ttl)];
   const token = newGen();
-  const event = eventSpec(o.events, checkpointEvent(o.events, thread, ns, parent, checkpoint, md, fresh, versions, blobs));
+  const event = eventSpec(o.events, checkpointEvent(o.events, thread, ns, parent, checkpoint, md, fresh, versions, blobs, o.enc.on));
   const args: Arg[] = [...head(token), String(fields.length / 2), String(blobs.length / 2), ...event, ...fields, ...blobs];
   try {
     putReply(await o.conn.run(scripts.put, keys, args));

@@ -3,6 +3,7 @@
 import type { CheckpointTuple, SerializerProtocol } from "@langchain/langgraph-checkpoint";
 import type { Address } from "./address.js";
 import type { Arg, Conn, Reply } from "./conn.js";
+import type { Encryption } from "./encryption.js";
 import type { Layout } from "./keys.js";
 import type { StoredWrite } from "./stored.js";
 
@@ -10,6 +11,8 @@ export interface ReadOps {
   conn: Conn;
   layout: Layout;
   serde: SerializerProtocol;
+  /** Encryption at rest: what opens the values read. */
+  enc: Encryption;
   /** Checkpoints per list.lua call. */
   pageSize: number;
   /** The lease to renew on a read, in milliseconds (0: none). */
@@ -17,5 +20,6 @@ export interface ReadOps {
   /** The get_tuple.lua call that reads checkpoint a. */
   getTupleCall(a: Address, whole: boolean): { keys: Arg[]; args: Arg[] };
   decodeTuple(thread: string, ns: string, id: string, flat: Reply, values: Reply, extra: Reply): Promise<CheckpointTuple>;
-  decodeWrite(field: Buffer, stored: Buffer): Promise<StoredWrite>;
+  /** decodeWrite decodes the pending write of field, stored against checkpoint id of the thread and namespace. */
+  decodeWrite(thread: string, ns: string, id: string, field: Buffer, stored: Buffer): Promise<StoredWrite>;
 }

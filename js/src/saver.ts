@@ -36,6 +36,7 @@ import { scripts } from "./scripts.js";
 import { readValues, ValueGone, type CheckpointRead } from "./outoflua.js";
 import { compressionOptions, type CompressionOptions } from "./compress.js";
 import { decodeValue, dumpsTyped, storedValue } from "./values.js";
+import { Encryption, channelPlace, writePlace } from "./encryption.js";
 import { nextVersion, storedVersion, versionFromStore, versionToStore } from "./version.js";
 import { DEFAULTS, type EventOptions, type RedcheckSaverOptions } from "./options.js";
 import { nsOf, threadOf, validateAddress, type Address } from "./address.js";
@@ -60,8 +61,9 @@ const MIGRATED_TASKS_VERSION = "000000000001.00000000";
 export class RedcheckSaver extends BaseCheckpointSaver {
   readonly layout: Layout;
   readonly #conn: Conn;
-  readonly #opts: Required<Omit<RedcheckSaverOptions, "serde" | "events" | "shards" | "prefix" | "compression" | "tracerProvider" | "meterProvider" | "logger">> & { events: Required<EventOptions> };
+  readonly #opts: Required<Omit<RedcheckSaverOptions, "serde" | "events" | "shards" | "prefix" | "compression" | "tracerProvider" | "meterProvider" | "logger" | "encryption" | "readPlaintext">> & { events: Required<EventOptions> };
   readonly #compression: Required<CompressionOptions> | undefined;
+  readonly #enc: Encryption;
   #ready: Promise<void> | undefined;
   #owned: { close(): Promise<unknown> } | undefined;
   readonly #tel: Telemetry;
@@ -97,6 +99,7 @@ export class RedcheckSaver extends BaseCheckpointSaver {
     if (!Number.isInteger(o.ttl) || o.ttl < 0) throw new InvalidConfigError("ttl must be a whole number of milliseconds, 0 or more");
     if (o.refreshOnRead && o.ttl === 0) throw new InvalidConfigError("refreshOnRead needs a ttl");
     this.#compression = compressionOptions(options.compression);
+    this.#enc = new Encryption(this.layout.prefix, options.encryption, options.readPlaintext ?? false);
     if (!Number.isInteger(o.pageSize) || o.pageSize < 1 || o.pageSize > SCAN_BUDGET) throw new InvalidConfigError(`pageSize must be 1 to ${SCAN_BUDGET}`);
     const e = o.events;
     if (!(e.maxLen >= 1 && e.feedMaxLen >= 1 && e.maxValueBytes >= 1 && e.maxEventBytes >= 1 && e.streamBytes >= 1 &&
@@ -324,7 +327,7 @@ export class RedcheckSaver extends BaseCheckpointSaver {
   /** putOps: what put.ts uses of this saver. */
   #putOps(): PutOps {
     return {
-      conn: this.#conn, layout: this.layout, serde: this.serde, ttl: this.#opts.ttl, events: this.#opts.events, compression: this.#compression,
+      conn: this.#conn, layout: this.layout, serde: this.serde, ttl: this.#opts.ttl, events: this.#opts.events, compression: this.#compression, enc: this.#enc,
       setup: () => this.setup(),
     };
   }
@@ -359,7 +362,8 @@ export class RedcheckSaver extends BaseCheckpointSaver {
       const [channel, value] = writes[i]!;
       const [t, d] = await dumpsTyped(this.serde, value);
       const idx = writeIndex(channel, i);
-      args.push(writeField(taskId, idx), pack(channel, taskPath, await storedValue(t, d, this.#compression)), idx < 0 ? "o" : "n", channel);
+      const stored = await this.#enc.seal(writePlace(thread, ns, id, taskId, idx, channel), await storedValue(t, d, this.#compression));
+      args.push(writeField(taskId, idx), pack(channel, taskPath, stored), idx < 0 ? "o" : "n", channel);
     }
     const keys = [this.layout.head(thread), this.layout.threads(shard), this.layout.events(thread), this.layout.feed(shard)];
     // One round trip, whether or not the checkpoint is stored yet: LangGraph.js sends a step's writes
@@ -468,14 +472,17 @@ export class RedcheckSaver extends BaseCheckpointSaver {
         cp.updated_channels = parseJSONField(id, "updated channels", v) as string[];
       } else if (f.startsWith("c:")) {
         const ch = f.slice(2);
-        cp.channel_versions[ch] = versionFromStore(storedVersion(v));
+        const ver = storedVersion(v);
+        cp.channel_versions[ch] = versionFromStore(ver);
         if (blob >= blobs.length) throw new CorruptError(`checkpoint ${id}: values missing`);
         const stored = blobs[blob++];
-        if (Buffer.isBuffer(stored) && stored.length > 0) cp.channel_values[ch] = await decodeValue(this.serde, stored);
+        if (Buffer.isBuffer(stored) && stored.length > 0) {
+          cp.channel_values[ch] = await decodeValue(this.serde, await this.#enc.open(channelPlace(thread, ns, ch, ver), stored));
+        }
       } else if (f.startsWith("m:")) {
         metadata[f.slice(2)] = parseJSONField(id, `metadata ${f.slice(2)}`, v);
       } else if (f.startsWith("w:")) {
-        writes.push(await this.#decodeWrite(buf(flat[i]), v));
+        writes.push(await this.#decodeWrite(thread, ns, id, buf(flat[i]), v));
       }
     }
     const tuple: CheckpointTuple = {
@@ -489,17 +496,19 @@ export class RedcheckSaver extends BaseCheckpointSaver {
     return tuple;
   }
 
-  async #decodeWrite(field: Buffer, stored: Buffer): Promise<StoredWrite> {
+  /** decodeWrite decodes the pending write of field, stored against checkpoint id of the thread and namespace. */
+  async #decodeWrite(thread: string, ns: string, id: string, field: Buffer, stored: Buffer): Promise<StoredWrite> {
     const f = parseWriteField(field);
     if (!f) throw new CorruptError(`write field ${JSON.stringify(field.toString("utf8"))}`);
     const parts = unpack(stored, 3); // channel, task path, stored value
     if (!parts) throw new CorruptError(`write ${JSON.stringify(field.toString("utf8"))}`);
+    const plain = await this.#enc.open(writePlace(thread, ns, id, f.task, f.idx, parts[0]!), parts[2]!);
     return {
       task: f.task.toString("utf8"),
       idx: f.idx,
       channel: parts[0]!.toString("utf8"),
       path: parts[1]!.toString("utf8"),
-      value: await decodeValue(this.serde, parts[2]!),
+      value: await decodeValue(this.serde, plain),
     };
   }
 
@@ -509,7 +518,7 @@ export class RedcheckSaver extends BaseCheckpointSaver {
     if (cp.v >= 4 || !t.parentConfig || extra.length === 0) return;
     const sends: StoredWrite[] = [];
     for (let i = 0; i + 1 < extra.length; i += 2) {
-      const w = await this.#decodeWrite(buf(extra[i]), buf(extra[i + 1]));
+      const w = await this.#decodeWrite(threadOf(t.config), nsOf(t.config), t.parentConfig.configurable!.checkpoint_id as string, buf(extra[i]), buf(extra[i + 1]));
       if (w.channel === TASKS) sends.push(w);
     }
     if (sends.length === 0) return;
@@ -599,11 +608,11 @@ export class RedcheckSaver extends BaseCheckpointSaver {
   /** readOps: what list.ts and delta.ts use of this saver. */
   #readOps(): ReadOps {
     return {
-      conn: this.#conn, layout: this.layout, serde: this.serde, pageSize: this.#opts.pageSize,
+      conn: this.#conn, layout: this.layout, serde: this.serde, pageSize: this.#opts.pageSize, enc: this.#enc,
       refreshMs: () => this.#refreshMs(),
       getTupleCall: (a, whole) => this.#getTupleCall(a, whole),
       decodeTuple: (thread, ns, id, flat, values, extra) => this.#decodeTuple(thread, ns, id, flat, values, extra),
-      decodeWrite: (field, stored) => this.#decodeWrite(field, stored),
+      decodeWrite: (thread, ns, id, field, stored) => this.#decodeWrite(thread, ns, id, field, stored),
     };
   }
 
@@ -687,7 +696,7 @@ export class RedcheckSaver extends BaseCheckpointSaver {
   }
 
   #ops(): Ops {
-    return { conn: this.#conn, layout: this.layout, ttl: this.#opts.ttl, eventSpec: (f) => eventSpec(this.#opts.events, f), eventBounds: () => eventBounds(this.#opts.events), traceArgs: () => traceArgs(this.#opts.events), retainDeletedMs: this.#opts.events.retainDeletedMs, deleteThread: (t) => this.#deleteThread(t) };
+    return { conn: this.#conn, layout: this.layout, enc: this.#enc, ttl: this.#opts.ttl, eventSpec: (f) => eventSpec(this.#opts.events, f), eventBounds: () => eventBounds(this.#opts.events), traceArgs: () => traceArgs(this.#opts.events), retainDeletedMs: this.#opts.events.retainDeletedMs, deleteThread: (t) => this.#deleteThread(t) };
   }
 
   /**

@@ -160,7 +160,7 @@ const KIND = {
 const NETWORK_ERRORS = new Set(["SocketClosedUnexpectedlyError", "ClientClosedError", "ClientOfflineError", "ConnectionTimeoutError",
   "SocketTimeoutError", "ReconnectStrategyError", "DisconnectsClientError", "RootNodesUnavailableError"]);
 const NETWORK_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN"]);
-const ERROR_CODES = new Set(["DATALOSS", "NOTFOUND", "INVALID_CHECKPOINT", "INVALID_CONFIG", "CORRUPT"]);
+const ERROR_CODES = new Set(["DATALOSS", "NOTFOUND", "INVALID_CHECKPOINT", "INVALID_CONFIG", "CORRUPT", "DECRYPT"]);
 const REDIS_REPLIES = new Set(["ErrorReply", "SimpleError", "BlobError", "MultiErrorReply"]);
 
 function chain(err: unknown): unknown[] {
@@ -196,6 +196,7 @@ export function errorType(err: unknown): string {
     case "INVALID_CONFIG": return KIND.invalidConfig;
     case "NOTFOUND": return KIND.notFound;
     case "CORRUPT": return KIND.corrupt;
+    case "DECRYPT": return KIND.serialization; // Go: checkpoint.ErrDecrypt wraps ErrSerialization
   }
   const status = redisStatus(err);
   if (status !== "") return status;
