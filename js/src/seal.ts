@@ -7,7 +7,8 @@
 // (pack(type, bytes) or its compressed "z" form): encryption comes after
 // compression. Errors here say what is wrong with the envelope and never
 // quote a byte of it; encryption.ts adds the place and the key id.
-import { createCipheriv, createDecipheriv, randomBytes, type KeyObject } from "node:crypto";
+import { createCipheriv, createDecipheriv, type KeyObject } from "node:crypto";
+import { randomBytesFromPool } from "./random.js";
 
 /** The first byte of an encrypted stored value ("e"). */
 export const SEALED_TAG = 0x65;
@@ -64,9 +65,12 @@ export function parseEnvelope(stored: Buffer): Envelope {
   };
 }
 
-/** sealEnvelope encrypts plain (a non-empty stored form) under key, named keyID, with a fresh random nonce and aad. */
+/**
+ * sealEnvelope encrypts plain (a non-empty stored form) under key, named keyID, with a fresh random nonce (from
+ * the pool of random.ts: no other call gets its bytes) and aad.
+ */
 export function sealEnvelope(key: KeyObject, keyID: string, aad: Uint8Array, plain: Uint8Array): Buffer {
-  return sealEnvelopeWithNonce(key, keyID, randomBytes(NONCE_SIZE), aad, plain);
+  return sealEnvelopeWithNonce(key, keyID, randomBytesFromPool(NONCE_SIZE), aad, plain);
 }
 
 /** sealEnvelopeWithNonce is sealEnvelope with the nonce given: for the test vectors only (a nonce is never used twice with a key). */

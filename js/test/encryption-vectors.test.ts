@@ -123,6 +123,13 @@ describe("encryption.json", () => {
     }
   });
 
+  it("every seal takes a nonce of its own, across refills of the nonce pool", () => {
+    const key = createSecretKey(keyOf("k1"));
+    const nonces = new Set<string>();
+    for (let i = 0; i < 1000; i++) nonces.add(parseEnvelope(sealEnvelope(key, "k1", Buffer.alloc(0), Buffer.from("4:json1"))).nonce.toString("hex"));
+    expect(nonces.size).toBe(1000);
+  });
+
   it("readPlaintext reads the plain vectors; the empty marker is never sealed and always read", async () => {
     const ring = Keyring.fromKeys("k1", { k1: keyOf("k1") });
     const plainCases = V.invalid.filter((v) => !isSealed(Buffer.from(v.stored_hex, "hex")));
