@@ -266,10 +266,9 @@ export async function copyThread(o: Ops, source: string, target: string): Promis
               const at = v.indexOf("}:run:");
               if (at >= 0) v = Buffer.concat([Buffer.from(runBase), v.subarray(at + "}:run:".length)]);
             }
-            if (flat[i] !== undefined && buf(flat[i]).subarray(0, 2).toString("latin1") === "w:") {
-              v = await resealWrite(o.enc, source, target, encns, buf(cp[0]), buf(flat[i]), v);
-            }
-            args.push(buf(flat[i]), v);
+            const f = buf(flat[i]);
+            if (f[0] === 0x77 && f[1] === 0x3a) v = await resealWrite(o.enc, source, target, encns, buf(cp[0]), f, v); // "w:"
+            args.push(f, v);
           }
           count++;
         }
