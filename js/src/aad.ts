@@ -12,6 +12,12 @@ import { type Bytes, toBytes } from "./keys.js";
 export const AAD_FORMAT_TAG = "redcheck/enc/1";
 
 function build(parts: Bytes[]): Buffer {
+  if (parts.every((p) => typeof p === "string")) {
+    // One string, encoded once (the usual case: every part a JS string).
+    let s = "";
+    for (const p of parts as string[]) s += Buffer.byteLength(p, "utf8") + ":" + p;
+    return Buffer.from(s, "utf8");
+  }
   const bufs: Buffer[] = [];
   for (const p of parts) {
     const b = toBytes(p);

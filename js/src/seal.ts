@@ -75,14 +75,26 @@ export function sealEnvelope(key: KeyObject, keyID: string, aad: Uint8Array, pla
 
 /** sealEnvelopeWithNonce is sealEnvelope with the nonce given: for the test vectors only (a nonce is never used twice with a key). */
 export function sealEnvelopeWithNonce(key: KeyObject, keyID: string, nonce: Uint8Array, aad: Uint8Array, plain: Uint8Array): Buffer {
-  if (!validKeyID(keyID)) throw new EnvelopeError("malformed key id");
   if (nonce.length !== NONCE_SIZE) throw new EnvelopeError(`a nonce is ${NONCE_SIZE} bytes`);
   if (plain.length === 0) throw new EnvelopeError("nothing to seal");
   const c = createCipheriv("aes-256-gcm", key, nonce, { authTagLength: TAG_SIZE });
   c.setAAD(aad);
   const body = c.update(plain);
   const last = c.final();
-  return Buffer.concat([Buffer.from([SEALED_TAG, ENVELOPE_VERSION, keyID.length]), Buffer.from(keyID, "latin1"), nonce, body, last, c.getAuthTag()]);
+  return Buffer.concat([header(keyID), nonce, body, last, c.getAuthTag()]);
+}
+
+// The header of each key id ("e", version, length, id), made once per id.
+const headers = new Map<string, Buffer>();
+
+function header(keyID: string): Buffer {
+  let h = headers.get(keyID);
+  if (h === undefined) {
+    if (!validKeyID(keyID)) throw new EnvelopeError("malformed key id");
+    h = Buffer.concat([Buffer.from([SEALED_TAG, ENVELOPE_VERSION, keyID.length]), Buffer.from(keyID, "latin1")]);
+    if (headers.size < 1024) headers.set(keyID, h);
+  }
+  return h;
 }
 
 /** openEnvelope authenticates and decrypts env with key (the one its keyID names) and aad, the AAD of the place it was read from. */
