@@ -62,7 +62,7 @@ export function checkpointEvent(e: Required<EventOptions>, thread: string, ns: s
       const channel = blobChannel(blobs[i]!);
       if (val.length <= e.maxValueBytes && val.length <= budget) {
         ev.push("v:" + channel, val);
-        if (sealed) ev.push("vv:" + channel, versions[channel] ?? "");
+        if (sealed && val.length > 0) ev.push("vv:" + channel, versions[channel] ?? ""); // the version, for a consumer's AAD
         budget -= val.length;
       } else {
         ev.push("vref:" + channel, versions[channel] ?? "");
