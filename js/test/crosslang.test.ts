@@ -16,8 +16,8 @@ import { createClient } from "redis";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { RedcheckSaver } from "../src/index.js";
 import { unpack } from "../src/codec.js";
-import { dumpsTyped } from "../src/values.js";
 import { versionToStore } from "../src/version.js";
+import { goView as goViewOf, goViewMap as goViewMapOf, typedOfJSON } from "./goview.js";
 import { toJS, type Typed } from "./typed.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -40,34 +40,8 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** typedOfJSON: a value decoded from JSON, as the Go side holds it (integers int64, other numbers float64). */
-function typedOfJSON(v: unknown): Typed {
-  if (v === null) return { null: true };
-  if (typeof v === "boolean") return { bool: v };
-  if (typeof v === "number") return Number.isInteger(v) ? { int: String(v) } : { float: v };
-  if (typeof v === "string") return { str: v };
-  if (Array.isArray(v)) return { list: v.map(typedOfJSON) };
-  return { map: Object.fromEntries(Object.entries(v as object).map(([k, e]) => [k, typedOfJSON(e)])) };
-}
-
-/** goView: what the Go saver reads for a value RedcheckSaver stores (the mapping of src/values.ts). */
-async function goView(v: unknown): Promise<Typed> {
-  const [tag, data] = await dumpsTyped(serde, v);
-  const of = (t: string): Typed => {
-    if (t.startsWith("delta/")) return { delta: of(t.slice(6)) };
-    if (t === "null") return { null: true };
-    if (t === "bytes") return { bytes_hex: Buffer.from(data).toString("hex") };
-    if (t === "json") return typedOfJSON(JSON.parse(Buffer.from(data).toString("utf8")));
-    throw new Error(`no Go view of type ${t}`);
-  };
-  return of(tag);
-}
-
-async function goViewMap(m: Record<string, unknown>): Promise<Record<string, Typed>> {
-  const out: Record<string, Typed> = {};
-  for (const [k, v] of Object.entries(m)) out[k] = await goView(v);
-  return out;
-}
+const goView = (v: unknown) => goViewOf(serde, v);
+const goViewMap = (m: Record<string, unknown>) => goViewMapOf(serde, m);
 
 const md = (step: number) => ({ source: "loop" as const, step, parents: {}, writer: "js", score: 0.25 });
 
