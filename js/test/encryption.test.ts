@@ -6,6 +6,7 @@
 // readPlaintext; keys rotate; a key function serves a ring.
 import { DeltaSnapshot, emptyCheckpoint, uuid6, type Checkpoint } from "@langchain/langgraph-checkpoint";
 import { createSecretKey } from "node:crypto";
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { RESP_TYPES, createClient } from "redis";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { channelAAD, writeAAD } from "../src/aad.js";
@@ -322,6 +323,21 @@ describe("encryption at rest", () => {
     await rotated.copyThread("a", "a2");
     expect(await ids("a2")).toEqual(new Set(["k2"]));
     expect(await readAll(onlyK2, "a2")).toEqual(a);
+  });
+
+  it("spans carry no key and no value: a DecryptError is of kind serialization, its message withheld", async () => {
+    const exporter = new InMemorySpanExporter();
+    const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+    const prefix = `enc-${run}-${n++}`;
+    await chain(saver({ encryption: ring1, tracerProvider }, prefix), "t", 2);
+    await chain(saver({}, prefix), "plain", 1);
+    await refused(saver({ encryption: ring1, tracerProvider }, prefix).getTuple(tupleOf("plain")));
+    const spans = exporter.getFinishedSpans();
+    const failed = spans.filter((sp) => sp.attributes["error.type"] !== undefined);
+    expect(failed.map((sp) => sp.attributes["error.type"])).toEqual(["serialization"]);
+    const shown = JSON.stringify(spans.map((sp) => [sp.name, sp.attributes, sp.events, sp.status]));
+    expect(shown).toContain("withheld");
+    for (const secret of [MARK, k1.toString("hex"), k1.toString("base64"), k1.toString("latin1")]) expect(shown).not.toContain(secret);
   });
 
   it("a ring a key function serves (a KMS) asks once per key id", async () => {
