@@ -62,9 +62,21 @@ func TestDemoAgentRunsBoundedAndRestarts(t *testing.T) {
 			t.Fatalf("%s after its run: %d checkpoints, latest %+v", id, n, latest)
 		}
 	}
-	turns(len(a.threads)) // rest
+	turns(len(a.threads)) // rest: a thread with a question waits on an interrupt
 	if n, _ := count(t, f, a.threads[0].id); n != 4 {
 		t.Fatalf("resting thread has %d checkpoints", n)
+	}
+	for _, th := range a.threads {
+		_, latest := count(t, f, th.id)
+		asks := 0
+		for _, w := range latest.PendingWrites {
+			if v, _ := w.Value.(map[string]any); w.Channel == checkpoint.InterruptChannel && v["value"] == th.ask {
+				asks++
+			}
+		}
+		if want := map[bool]int{true: 1, false: 0}[th.ask != ""]; asks != want || len(latest.PendingWrites) != want {
+			t.Errorf("%s resting: writes %+v, want %d interrupt", th.id, latest.PendingWrites, want)
+		}
 	}
 	turns(len(a.threads)) // delete
 	for _, id := range a.threadIDs() {
