@@ -307,7 +307,8 @@ function renderThreads() {
   }));
   if (focusedID) { const b = list.querySelector(`li[data-thread-id="${CSS.escape(focusedID)}"] button`); if (b) b.focus(); }
   $('#no-threads').hidden = ids.length > 0;
-  $('#no-threads').textContent = q ? `No loaded thread matches "${q}": press Enter to open the thread with that exact ID.` : 'No thread.';
+  $('#no-threads').textContent = q ? `No loaded thread matches "${q}": press Enter to open the thread with that exact ID.`
+    : st.nextThreads ? 'No match among the newest checkpoints read so far: "More threads" reads further.' : 'No thread.';
   $('#more-threads').hidden = !st.nextThreads;
 }
 
