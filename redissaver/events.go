@@ -139,15 +139,22 @@ func (s *Saver) eventSpec(ctx context.Context, fields ...string) []any {
 	return out
 }
 
+// noTrace is the trace context part of a script's ARGV without a span
+// context (read only: callers append it).
+var noTrace = []any{0}
+
 // traceArgs is the trace context part of the ARGV of put_writes.lua and
 // delete_runs.lua, which build their events: the number of pairs, then
 // the pairs (tracectx.Fields); just 0 when ctx's span context is not
 // valid, or events are off.
 func (s *Saver) traceArgs(ctx context.Context) []any {
 	if s.opts.Events.Disabled {
-		return []any{0}
+		return noTrace
 	}
 	trace := tracectx.Fields(ctx)
+	if trace == nil {
+		return noTrace // no allocation without tracing
+	}
 	out := make([]any, 0, 1+len(trace))
 	out = append(out, len(trace)/2)
 	for _, f := range trace {
