@@ -3,7 +3,8 @@
 //   - JS writes -> the Go saver's GetTuple, List and DeltaChannelHistory return equal data,
 //     each JS checkpoint appears exactly once in stream.Subscribe and in `redcheck tail`,
 //     and Check / `redcheck check` find no violation;
-//   - Go writes -> RedcheckSaver reads equal data, with their JS types.
+//   - Go writes -> RedcheckSaver reads equal data, with their JS types;
+//   - a Go consumer's span links to the span of a JS put that wrote its event (trace context in events).
 // The Go half is redissaver/crosslang_test.go, run here with `go test`.
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import { DeltaSnapshot, JsonPlusSerializer, emptyCheckpoint, isDeltaSnapshot, uuid6, type Checkpoint } from "@langchain/langgraph-checkpoint";
@@ -12,6 +13,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { createClient } from "redis";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { RedcheckSaver } from "../src/index.js";
@@ -123,16 +125,25 @@ describe.skipIf(!haveGo)("cross-language", () => {
     }
     expect(stored.filter((v) => v.startsWith("z"))).toHaveLength(2 + 6);
     expect(stored.filter((v) => /^[1-9]/.test(v)).length).toBeGreaterThan(20);
-    writeFileSync(join(dir, "js_written.json"), JSON.stringify({ prefix, shards, ...expected }, null, 1));
+    // A put under the OpenTelemetry SDK, on a prefix of its own: its event carries the put span's trace
+    // context, which a Go consumer's span links to (TestCrossLangTraceLink).
+    const spans = new InMemorySpanExporter();
+    const traced = new RedcheckSaver(client, { prefix: `${prefix}-tr`, shards, tracerProvider: new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] }) });
+    const tcfg = await traced.put({ configurable: { thread_id: "traced", checkpoint_ns: "" } }, { ...emptyCheckpoint(), id: uuid6(-1) },
+      { source: "input", step: -1, parents: {} }, {});
+    const putSpan = spans.getFinishedSpans().find((sp) => sp.name === "Put")!;
+    const tracedDoc = { prefix: `${prefix}-tr`, shards, thread: "traced", id: tcfg.configurable!.checkpoint_id,
+      traceparent: `00-${putSpan.spanContext().traceId}-${putSpan.spanContext().spanId}-01` };
+    writeFileSync(join(dir, "js_written.json"), JSON.stringify({ prefix, shards, ...expected, traced: tracedDoc }, null, 1));
 
     // The Go half: scripts, Go writes, Go reads what JS wrote (GetTuple, List, DeltaChannelHistory, Subscribe, Check).
-    const go = spawnSync("go", ["test", "-race", "-count=1", "-run", "^TestCrossLang(Scripts|GoWrites|JSReads)$", "-v", "./redissaver/"], {
+    const go = spawnSync("go", ["test", "-race", "-count=1", "-run", "^TestCrossLang(Scripts|GoWrites|JSReads|TraceLink)$", "-v", "./redissaver/"], {
       cwd: repo, encoding: "utf8", timeout: 540_000,
       env: { ...process.env, REDIS_URL: url, REDCHECK_CROSSLANG: dir, REDCHECK_JS_LUA: join(here, "..", "lua") },
     });
     const goOut = `${go.stdout}\n${go.stderr}`;
     expect(go.status, goOut).toBe(0);
-    for (const name of ["TestCrossLangScripts", "TestCrossLangGoWrites", "TestCrossLangJSReads"]) expect(goOut).toContain(`--- PASS: ${name}`);
+    for (const name of ["TestCrossLangScripts", "TestCrossLangGoWrites", "TestCrossLangJSReads", "TestCrossLangTraceLink"]) expect(goOut).toContain(`--- PASS: ${name}`);
     console.log(goOut.split("\n").filter((l) => /crosslang_test|--- (PASS|FAIL)/.test(l)).join("\n"));
 
     // JS reads what Go wrote (MsgpackSerializer), with JS types.
