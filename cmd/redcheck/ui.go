@@ -9,6 +9,7 @@ import (
 	"net"
 
 	"github.com/graphstate/redcheck/internal/ui"
+	"github.com/graphstate/redcheck/redissaver"
 )
 
 // runUI is "redcheck ui": the web UI (internal/ui) over the target, until
@@ -18,10 +19,11 @@ func runUI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	tgt := targetFlags(fs)
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on (port 0 picks a free one); the UI has no login: keep it on loopback")
+	tgt.withKeys(fs)
 	allowWrites := fs.Bool("allow-writes", false, "let the UI fork (copy), delete and prune threads, each after a confirmation;\n"+
 		"without it the UI only reads, and its API answers writes 403")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: redcheck ui [--addr 127.0.0.1:8080] [--allow-writes] [--url redis://...] [--cluster] [--prefix P] [--shards N]")
+		fmt.Fprintln(stderr, "usage: redcheck ui [--addr 127.0.0.1:8080] [--allow-writes] [--key ID=FILE ...] [--url redis://...] [--cluster] [--prefix P] [--shards N]")
 		fmt.Fprintln(stderr, "\nServes a web UI over the saver's data: threads (search, filters by run ID and metadata), each")
 		fmt.Fprintln(stderr, "thread's timeline and branch tree, checkpoint states, diffs, the threads waiting on an interrupt,")
 		fmt.Fprintln(stderr, "all live. It starts even when Redis cannot be reached or the prefix holds no data, and says so")
@@ -32,6 +34,11 @@ func runUI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if code, ok := parseFlags(fs, args, stderr); !ok {
 		return code
 	}
+	var keyed redissaver.Options
+	if err := tgt.encryption(&keyed); err != nil {
+		fmt.Fprintf(stderr, "redcheck ui: %v\n", err)
+		return exitUsage
+	}
 	rdb, err := connect(*tgt.url, *tgt.cluster)
 	if err != nil {
 		fmt.Fprintf(stderr, "redcheck ui: %v\n", err)
@@ -39,7 +46,7 @@ func runUI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	defer rdb.Close()
 	srv, err := ui.New(rdb, ui.Options{Prefix: *tgt.prefix, Shards: *tgt.shards, AllowWrites: *allowWrites,
-		Logger: log.New(stderr, "", log.LstdFlags)})
+		Encryption: keyed.Encryption, ReadPlaintext: keyed.ReadPlaintext, Logger: log.New(stderr, "", log.LstdFlags)})
 	if err != nil {
 		fmt.Fprintf(stderr, "redcheck ui: %v\n", err)
 		return exitUsage

@@ -35,7 +35,8 @@ func (s *Server) open(ctx context.Context) (*redissaver.Saver, *stream.Subscribe
 	}
 	// Eviction is accepted: the UI shows whatever is there, and reports a
 	// loss as the saver's reads do (checkpoint.ErrDataLoss).
-	saver, err := redissaver.New(ctx, s.rdb, redissaver.Options{AcceptEviction: true, Prefix: s.opts.Prefix, Shards: s.opts.Shards})
+	saver, err := redissaver.New(ctx, s.rdb, redissaver.Options{AcceptEviction: true, Prefix: s.opts.Prefix, Shards: s.opts.Shards,
+		Encryption: s.opts.Encryption, ReadPlaintext: s.opts.ReadPlaintext})
 	if err != nil {
 		if errors.Is(err, checkpoint.ErrDataLoss) {
 			return nil, nil, err

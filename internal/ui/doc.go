@@ -33,6 +33,8 @@
 // {"error": text, "kind": k}, kind one of "unreachable" (Redis cannot be
 // reached), "no_data" (the prefix holds no redcheck data: a wrong prefix),
 // "config" (the prefix was written with another shard count or format),
-// "data_loss" (checkpoint.ErrDataLoss), "not_found", "bad_request",
+// "data_loss" (checkpoint.ErrDataLoss), "decrypt" (checkpoint.ErrDecrypt:
+// an encrypted value without its key, a value that fails to open, or a
+// plaintext value where encryption is required), "not_found", "bad_request",
 // "forbidden" or "error".
 package ui

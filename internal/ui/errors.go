@@ -15,6 +15,7 @@ const (
 	kindNoData      = "no_data"
 	kindConfig      = "config"
 	kindDataLoss    = "data_loss"
+	kindDecrypt     = "decrypt"
 	kindNotFound    = "not_found"
 	kindBadRequest  = "bad_request"
 	kindForbidden   = "forbidden"
@@ -46,6 +47,9 @@ func classify(err error) (int, string) {
 		return http.StatusServiceUnavailable, kindConfig
 	case errors.Is(err, checkpoint.ErrDataLoss):
 		return http.StatusInternalServerError, kindDataLoss
+	case errors.Is(err, checkpoint.ErrDecrypt):
+		// Checked before ErrInvalid*: a value that fails to open is no bad request.
+		return http.StatusInternalServerError, kindDecrypt
 	case errors.Is(err, checkpoint.ErrNotFound):
 		return http.StatusNotFound, kindNotFound
 	case errors.Is(err, checkpoint.ErrInvalidConfig), errors.Is(err, checkpoint.ErrInvalidCheckpoint):

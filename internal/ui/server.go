@@ -5,6 +5,7 @@ import (
 	"context"
 	"embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"log"
@@ -12,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/graphstate/redcheck/internal/keys"
 	"github.com/graphstate/redcheck/redissaver"
 	"github.com/graphstate/redcheck/stream"
@@ -38,8 +40,14 @@ type Options struct {
 	// AllowWrites enables fork (copy), delete and prune; without it the
 	// API answers them 403 and the page hides them.
 	AllowWrites bool
-	// Stream tunes the event subscriber (Block, MaxBackoff...); its Prefix
-	// and Shards are set from the fields above.
+	// Encryption is the keyring of a prefix written with encryption at rest
+	// (redissaver.Options.Encryption); ReadPlaintext also reads the values
+	// written before it was turned on. Without a keyring, an encrypted value
+	// is an error (checkpoint.ErrDecrypt, kind "decrypt").
+	Encryption    *checkpoint.Keyring
+	ReadPlaintext bool
+	// Stream tunes the event subscriber (Block, MaxBackoff...); its Prefix,
+	// Shards, Encryption and ReadPlaintext are set from the fields above.
 	Stream stream.Options
 	// Logger receives server errors; nil: the standard logger.
 	Logger *log.Logger
@@ -80,7 +88,11 @@ func New(rdb redis.UniversalClient, opts Options) (*Server, error) {
 	if opts.Logger == nil {
 		opts.Logger = log.Default()
 	}
+	if opts.ReadPlaintext && opts.Encryption == nil {
+		return nil, errors.New("ui: ReadPlaintext needs Encryption (the keyring)")
+	}
 	opts.Stream.Prefix, opts.Stream.Shards = opts.Prefix, opts.Shards
+	opts.Stream.Encryption, opts.Stream.ReadPlaintext = opts.Encryption, opts.ReadPlaintext
 	s := &Server{rdb: rdb, opts: opts, layout: layout, heartbeat: heartbeatEvery, mux: http.NewServeMux()}
 	static, err := fs.Sub(staticFiles, "static")
 	if err != nil {

@@ -71,6 +71,7 @@ const MESSAGES = {
   no_data: 'No redcheck data under this prefix: check --prefix (and --url, the database number). Retrying…',
   config: 'The prefix does not match the options: check --shards. Retrying…',
   data_loss: 'Data loss: Redis lost keys this data needs (eviction, a restart without persistence, a flush). Run "redcheck check".',
+  decrypt: 'Cannot decrypt: these values are encrypted and the keyring does not open them (start the UI with --key, or with the key that wrote them).',
   forbidden: 'Refused.',
 };
 
@@ -552,7 +553,7 @@ async function showState(ns, id) {
     s = await api(`api/threads/${enc(st.selected)}/checkpoints/${enc(id)}?ns=${enc(ns)}`);
   } catch (e) {
     panel.replaceChildren(el('p', { class: 'hint', text: e.message }));
-    if (e.kind === 'data_loss') showError(e);
+    if (e.kind === 'data_loss' || e.kind === 'decrypt') showError(e);
     return;
   }
   if (!st.shown || st.shown.id !== id) return;
