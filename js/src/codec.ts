@@ -3,15 +3,28 @@
 // Lengths are in bytes, decimal, without leading zeros.
 import { type Bytes, toBytes } from "./keys.js";
 
-/** pack writes len(part) ":" part for every part but the last, then the last part as it is. */
+/**
+ * pack writes len(part) ":" part for every part but the last, then the last part as it is. The
+ * result is allocated once and each part written into it once (a value is copied once, not three
+ * times: it is the bulk of every stored value and pending write).
+ */
 export function pack(...parts: Bytes[]): Buffer {
-  const bufs: Buffer[] = [];
-  parts.forEach((p, i) => {
-    const b = Buffer.from(toBytes(p));
-    if (i < parts.length - 1) bufs.push(Buffer.from(`${b.length}:`, "latin1"));
-    bufs.push(b);
-  });
-  return Buffer.concat(bufs);
+  const sizes = parts.map((p) => (typeof p === "string" ? Buffer.byteLength(p, "utf8") : p.length));
+  let total = 0;
+  for (let i = 0; i < parts.length; i++) total += sizes[i]! + (i < parts.length - 1 ? String(sizes[i]).length + 1 : 0);
+  const out = Buffer.allocUnsafe(total);
+  let at = 0;
+  for (let i = 0; i < parts.length; i++) {
+    if (i < parts.length - 1) at += out.write(`${sizes[i]}:`, at, "latin1");
+    const p = parts[i]!;
+    if (typeof p === "string") {
+      at += out.write(p, at, "utf8");
+    } else {
+      out.set(p, at);
+      at += p.length;
+    }
+  }
+  return out;
 }
 
 /** cutLen reads a decimal length and its ":" at the start of b. */
