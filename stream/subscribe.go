@@ -110,6 +110,7 @@ func (s *Subscriber) Subscribe(ctx context.Context, q Query) iter.Seq2[Event, er
 			for _, g := range gs {
 				i := index[g.gap.Stream]
 				ids[i], marks[i] = g.resume, g.mark
+				s.tel.gapSpan(ctx, g.gap, "")
 				if !yield(gapEvent(g.gap, q.ThreadID, cursorOf(ids, marks)), g.gap) {
 					return false
 				}

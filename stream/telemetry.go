@@ -238,6 +238,26 @@ func (t *telemetry) delivery(ctx context.Context, stream string, ev Event, decod
 	return span
 }
 
+// gapSpan records a gap as a span of its own (kind consumer, named "gap",
+// its group's when group is not "") holding a span event "redcheck.gap"
+// with the gap's reason, stream, positions and the number of IDs known
+// lost, and an error status: a gap is no event to handle, but a trace
+// shows where one was met.
+func (t *telemetry) gapSpan(ctx context.Context, g *GapError, group string) {
+	_, span := t.tracer.Start(ctx, "gap", t.receive[0])
+	if span.IsRecording() {
+		attrs := []attribute.KeyValue{attrSystem.String("redis"), attrDestination.String(g.Stream)}
+		if group != "" {
+			attrs = append(attrs, attrGroup.String(group))
+		}
+		span.SetAttributes(attrs...)
+		span.AddEvent("redcheck.gap", trace.WithAttributes(attrGapReason.String(g.Reason), attribute.String("redcheck.gap.from", g.From),
+			attribute.String("redcheck.gap.to", g.To), attribute.Int("redcheck.gap.lost", len(g.Lost))))
+		span.SetStatus(codes.Error, "gap")
+	}
+	span.End()
+}
+
 // describe adds the event's address to a recording span.
 func describe(span trace.Span, ev Event) {
 	if !span.IsRecording() {
@@ -280,6 +300,7 @@ func (ct *consumerTel) done(ctx context.Context, span trace.Span, began time.Tim
 // gap counts a gap the consumer reports, and logs it (Warn).
 func (ct *consumerTel) gap(g *GapError) {
 	ct.t.gaps.Add(context.Background(), 1, ct.with(attrGapReason.String(g.Reason)))
+	ct.t.gapSpan(context.Background(), g, ct.group)
 	if ct.t.logger != nil {
 		ct.t.logger.LogAttrs(context.Background(), slog.LevelWarn, "redcheck: a consumer group's stream has a gap: events may be lost to the group",
 			slog.String(string(attrGroup), ct.group), slog.String(string(attrDestination), g.Stream), slog.String(string(attrGapReason), g.Reason),

@@ -102,8 +102,24 @@ func consumeTelemetry(t *testing.T, rdb redis.UniversalClient) {
 		t.Errorf("%d handler calls without a span in their context", spanless)
 	}
 	mu.Unlock()
-	var failed, ok int
+	var failed, ok, gaps int
 	for _, sp := range exp.GetSpans() {
+		if sp.Name == "gap" {
+			// The gap: a span of its own, with a span event that says why.
+			gaps++
+			reason := ""
+			for _, e := range sp.Events {
+				for _, kv := range e.Attributes {
+					if e.Name == "redcheck.gap" && kv.Key == "redcheck.gap.reason" {
+						reason = kv.Value.AsString()
+					}
+				}
+			}
+			if reason != "group_lost" || sp.Status.Code != codes.Error || sp.SpanKind != trace.SpanKindConsumer {
+				t.Errorf("gap span: kind %v, status %v, reason %q, events %v", sp.SpanKind, sp.Status, reason, sp.Events)
+			}
+			continue
+		}
 		if sp.Name != "process g" || sp.SpanKind != trace.SpanKindConsumer {
 			continue
 		}
@@ -140,6 +156,9 @@ func consumeTelemetry(t *testing.T, rdb redis.UniversalClient) {
 		} else if sp.Status.Code != codes.Error {
 			ok++
 		}
+	}
+	if gaps != 1 {
+		t.Errorf("%d gap spans, want 1", gaps)
 	}
 	if failed != 2 || ok < 2 {
 		t.Errorf("%d failed and %d successful handling spans, want 2 and at least 2", failed, ok)
