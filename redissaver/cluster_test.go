@@ -301,6 +301,11 @@ func TestScriptKeysShareOneSlot(t *testing.T) {
 			h.report(t, true)
 			h.mu.Lock()
 			for _, f := range saverScripts() {
+				if f == "rekey.lua" {
+					// Run by redcheck rekey, not the saver: TestClusterRekeyCommand
+					// runs it on a real cluster, which refuses a cross-slot call.
+					continue
+				}
 				if !h.seen[scriptrun.All()[f].Hash()] {
 					t.Errorf("%s never ran: the test does not cover its keys", f)
 				}
