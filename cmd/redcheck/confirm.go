@@ -56,3 +56,38 @@ func threadExists(ctx context.Context, s *redissaver.Saver, thread string) (bool
 func notFound(thread string) error {
 	return fmt.Errorf("thread %q has no checkpoints: %w", thread, checkpoint.ErrNotFound)
 }
+
+// openThread is the start of a command that changes one existing thread
+// (delete, prune) once confirmed: it checks the thread id, asks for --yes
+// (what: the change, in words), connects and counts the thread's
+// checkpoints. ok is false when the command must end with code; the
+// caller closes rdb otherwise.
+func openThread(ctx context.Context, name string, tgt target, thread string, yes bool, what string, stderr io.Writer) (
+	s *redissaver.Saver, rdb io.Closer, n int, code int, ok bool) {
+	if err := validateAddress(thread, ""); err != nil {
+		fmt.Fprintf(stderr, "redcheck %s: %v\n", name, err)
+		return nil, nil, 0, exitUsage, false
+	}
+	if !confirmed(name, yes, what, stderr) {
+		return nil, nil, 0, exitUsage, false
+	}
+	s, client, empty, code, ok := openSaver(ctx, name, tgt, stderr)
+	if !ok {
+		return nil, nil, 0, code, false
+	}
+	fail := func(err error) (*redissaver.Saver, io.Closer, int, int, bool) {
+		client.Close()
+		return nil, nil, 0, readError(name, err, stderr), false
+	}
+	if empty {
+		return fail(notFound(thread))
+	}
+	n, err := countCheckpoints(ctx, s, thread)
+	if err != nil {
+		return fail(err)
+	}
+	if n == 0 {
+		return fail(notFound(thread))
+	}
+	return s, client, n, exitOK, true
+}

@@ -33,28 +33,11 @@ func runDelete(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return code
 	}
 	thread := pos[0]
-	if err := validateAddress(thread, ""); err != nil {
-		fmt.Fprintf(stderr, "redcheck delete: %v\n", err)
-		return exitUsage
-	}
-	if !confirmed("delete", *yes, fmt.Sprintf("delete thread %s", quoteIf(thread)), stderr) {
-		return exitUsage
-	}
-	s, rdb, empty, code, ok := openSaver(ctx, "delete", tgt, stderr)
+	s, rdb, n, code, ok := openThread(ctx, "delete", tgt, thread, *yes, fmt.Sprintf("delete thread %s", quoteIf(thread)), stderr)
 	if !ok {
 		return code
 	}
 	defer rdb.Close()
-	if empty {
-		return readError("delete", notFound(thread), stderr)
-	}
-	n, err := countCheckpoints(ctx, s, thread)
-	if err != nil {
-		return readError("delete", err, stderr)
-	}
-	if n == 0 {
-		return readError("delete", notFound(thread), stderr)
-	}
 	if err := s.DeleteThread(ctx, thread); err != nil {
 		return readError("delete", err, stderr)
 	}

@@ -41,33 +41,17 @@ func runPrune(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return code
 	}
 	thread := pos[0]
-	if err := validateAddress(thread, ""); err != nil {
-		fmt.Fprintf(stderr, "redcheck prune: %v\n", err)
-		return exitUsage
-	}
 	if *keep != 1 {
 		fmt.Fprintf(stderr, "redcheck prune: --keep %d: the saver prunes to the latest checkpoint of each namespace, so --keep must be 1\n", *keep)
 		return exitUsage
 	}
-	if !confirmed("prune", *yes, fmt.Sprintf("prune thread %s to its latest checkpoint", quoteIf(thread)), stderr) {
-		return exitUsage
-	}
-	s, rdb, empty, code, ok := openSaver(ctx, "prune", tgt, stderr)
+	s, rdb, before, code, ok := openThread(ctx, "prune", tgt, thread, *yes, fmt.Sprintf("prune thread %s to its latest checkpoint", quoteIf(thread)), stderr)
 	if !ok {
 		return code
 	}
 	defer rdb.Close()
-	if empty {
-		return readError("prune", notFound(thread), stderr)
-	}
-	doc := pruneDoc{ThreadID: thread, Keep: *keep}
+	doc := pruneDoc{ThreadID: thread, Keep: *keep, Before: before}
 	var err error
-	if doc.Before, err = countCheckpoints(ctx, s, thread); err != nil {
-		return readError("prune", err, stderr)
-	}
-	if doc.Before == 0 {
-		return readError("prune", notFound(thread), stderr)
-	}
 	if err := s.Prune(ctx, []string{thread}, checkpoint.PruneKeepLatest); err != nil {
 		return readError("prune", err, stderr)
 	}
