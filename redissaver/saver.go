@@ -100,7 +100,10 @@ func (s *Saver) NextVersion(current string) string { return checkpoint.NextVersi
 // prefix found emptied becomes ErrPrefixReset (recoverEmptied).
 func (s *Saver) run(ctx context.Context, sc *redis.Script, keys []string, args ...any) *redis.Cmd {
 	sent(ctx, 1)
+	n := counted(ctx)
+	n.args(keys, args)
 	cmd := scriptrun.Run(ctx, s.rdb, sc, keys, args...)
+	n.reply(cmd.Val())
 	if err := cmd.Err(); err != nil {
 		if rerr := s.recoverEmptied(ctx, err); rerr != err {
 			cmd.SetErr(rerr)
@@ -113,11 +116,17 @@ func (s *Saver) run(ctx context.Context, sc *redis.Script, keys []string, args .
 // (internal/scriptrun).
 func (s *Saver) runPipelined(ctx context.Context, sc *redis.Script, calls []scriptCall) ([]*redis.Cmd, error) {
 	sent(ctx, len(calls))
+	n := counted(ctx)
 	cs := make([]scriptrun.Call, len(calls))
 	for i, c := range calls {
 		cs[i] = scriptrun.Call{Keys: c.keys, Args: c.args}
+		n.args(c.keys, c.args)
 	}
-	return scriptrun.Pipelined(ctx, s.rdb, sc, cs)
+	cmds, err := scriptrun.Pipelined(ctx, s.rdb, sc, cs)
+	for _, cmd := range cmds {
+		n.reply(cmd.Val())
+	}
+	return cmds, err
 }
 
 type scriptCall struct {

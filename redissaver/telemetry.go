@@ -38,6 +38,8 @@ const (
 	attrCheckpoint   = attribute.Key("redcheck.checkpoint_id")
 	attrStep         = attribute.Key("redcheck.step")
 	attrRoundTrips   = attribute.Key("redcheck.round_trips")
+	attrBytesSent    = attribute.Key("redcheck.bytes.sent")
+	attrBytesRecv    = attribute.Key("redcheck.bytes.received")
 	attrSteps        = attribute.Key("redcheck.steps")
 	attrFound        = attribute.Key("redcheck.found")
 	attrTargetThread = attribute.Key("redcheck.target_thread_id")
@@ -61,7 +63,14 @@ const (
 	metricDuration = "db.client.operation.duration"
 	metricDataLoss = "redcheck.client.data_loss"
 	metricRefused  = "redcheck.client.refused_writes"
+	metricWritten  = "redcheck.client.written"
+	metricRead     = "redcheck.client.read"
+	metricTrips    = "redcheck.client.round_trips"
 )
+
+// tripBuckets are the bucket bounds of redcheck.client.round_trips: most
+// calls take one or two round trips, a List one per page.
+var tripBuckets = []float64{1, 2, 3, 4, 6, 8, 16, 32, 64}
 
 // opKind is a public operation of the saver: each call is one span.
 type opKind uint8
@@ -114,10 +123,15 @@ type telemetry struct {
 	duration metric.Float64Histogram
 	dataLoss metric.Int64Counter
 	refused  metric.Int64Counter
-	// base holds, per operation, the attributes of its metrics, and ok the
-	// options of a successful call's duration.
-	base [numOps][]attribute.KeyValue
-	ok   [numOps][]metric.RecordOption
+	written  metric.Int64Counter
+	read     metric.Int64Counter
+	trips    metric.Int64Histogram
+	// base holds, per operation, the attributes of its metrics, and ok and
+	// okAdd the options of a successful call's measurements (built once: a
+	// call on the no-op providers allocates none).
+	base  [numOps][]attribute.KeyValue
+	ok    [numOps][]metric.RecordOption
+	okAdd [numOps][]metric.AddOption
 
 	logger *slog.Logger // nil: no logs
 	prefix string
@@ -150,12 +164,27 @@ func newTelemetry(o Options, rdb redis.UniversalClient) *telemetry {
 		metric.WithDescription("Put and PutWrites calls refused with nothing written, by error.type.")); err != nil {
 		otel.Handle(err)
 	}
+	if t.written, err = meter.Int64Counter(metricWritten, metric.WithUnit("By"),
+		metric.WithDescription("Bytes the saver's calls sent: the keys and arguments of their commands (values, fields, ids; a number by its decimal form), no command name, script or framing.")); err != nil {
+		otel.Handle(err)
+	}
+	if t.read, err = meter.Int64Counter(metricRead, metric.WithUnit("By"),
+		metric.WithDescription("Bytes the saver's calls received: the strings of their commands' replies, no integer or framing.")); err != nil {
+		otel.Handle(err)
+	}
+	if t.trips, err = meter.Int64Histogram(metricTrips, metric.WithUnit("{round_trip}"),
+		metric.WithDescription("Round trips to Redis per call of the saver (a pipeline is one)."),
+		metric.WithExplicitBucketBoundaries(tripBuckets...)); err != nil {
+		otel.Handle(err)
+	}
 	server := dbtel.ServerAttrs(rdb)
 	for op := range numOps {
 		attrs := []attribute.KeyValue{attrDBSystem.String("redis"), attrDBOperation.String(operations[op].name), attrPrefix.String(o.Prefix)}
 		attrs = append(attrs, server...)
 		t.base[op] = attrs
-		t.ok[op] = []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(attrs...))}
+		set := metric.WithAttributeSet(attribute.NewSet(attrs...))
+		t.ok[op] = []metric.RecordOption{set}
+		t.okAdd[op] = []metric.AddOption{set}
 		spanAttrs := attrs
 		if sc := operations[op].script; sc != "" {
 			spanAttrs = append(attrs[:len(attrs):len(attrs)], attrDBProcedure.String(sc))
@@ -182,8 +211,8 @@ type opCall struct {
 	ctx   context.Context
 	span  trace.Span
 	start time.Time
-	// n counts the call's round trips and steps; nil when the span does not
-	// record (nothing reads them then).
+	// n counts the call's round trips, steps and bytes: the span's
+	// attributes and the metrics read them.
 	n *opCount
 	// paused is the time the call spent in its caller's code (a List's
 	// yield), not in the saver's: its duration leaves it out.
@@ -195,31 +224,52 @@ type opCall struct {
 
 // opCount is what a recording call counts, reached from its context by
 // Saver.run and the other senders of commands.
+//
+// Bytes sent are those of the keys and arguments of the commands the call
+// sends (script calls and value reads: values, fields, ids; a number by its
+// decimal form), without command names, scripts or the protocol's framing;
+// bytes received are those of the strings of their replies (no integer, no
+// framing). Other commands (a script load, the check of an emptied prefix)
+// are round trips of no bytes.
 type opCount struct {
-	trips int // round trips: a script call, or a pipeline of them
-	steps int // script calls: each one bounded step
-	pages int // pages of a List
+	trips    int   // round trips: a script call, or a pipeline of them
+	steps    int   // script calls: each one bounded step
+	pages    int   // pages of a List
+	sent     int64 // bytes of the keys and arguments sent
+	received int64 // bytes of the reply strings received
 }
 
 // countKey is the context key of a call's *opCount.
 type countKey struct{}
 
-// begin starts a call of op: its span, child of ctx's. The context it
-// returns carries the span (and, when the span records, the counters): the
-// call runs under it.
-func (s *Saver) begin(ctx context.Context, op opKind) (context.Context, opCall) {
-	ctx, span := s.tel.tracer.Start(ctx, operations[op].name, s.tel.start[op]...)
-	c := opCall{s: s, op: op, span: span, start: time.Now()}
-	if span.IsRecording() {
-		c.n = &opCount{}
-		ctx = context.WithValue(ctx, countKey{}, c.n)
-	}
-	c.ctx = ctx
-	return ctx, c
+// countCtx is a call's context: its parent and its counters, in one
+// allocation. A call counts whatever the providers: whether a metric
+// instrument records is not known to the API.
+type countCtx struct {
+	context.Context
+	n opCount
 }
 
-// counted returns the counters of the call ctx belongs to, nil when there
-// are none (no call, or its span does not record).
+// Value answers the call's counters for countKey, the parent's values for
+// any other key.
+func (c *countCtx) Value(key any) any {
+	if key == (countKey{}) {
+		return &c.n
+	}
+	return c.Context.Value(key)
+}
+
+// begin starts a call of op: its span, child of ctx's. The context it
+// returns carries the span and the counters: the call runs under it.
+func (s *Saver) begin(ctx context.Context, op opKind) (context.Context, opCall) {
+	ctx, span := s.tel.tracer.Start(ctx, operations[op].name, s.tel.start[op]...)
+	cc := &countCtx{Context: ctx}
+	c := opCall{s: s, op: op, ctx: cc, span: span, start: time.Now(), n: &cc.n}
+	return cc, c
+}
+
+// counted returns the counters of the call ctx belongs to, nil outside a
+// call.
 func counted(ctx context.Context) *opCount {
 	n, _ := ctx.Value(countKey{}).(*opCount)
 	return n
@@ -317,6 +367,15 @@ func (c *opCall) end(err error) error {
 	} else {
 		c.failed(err, elapsed)
 	}
+	if c.n.trips > 0 {
+		t.trips.Record(c.ctx, int64(c.n.trips), t.ok[c.op]...)
+	}
+	if c.n.sent > 0 {
+		t.written.Add(c.ctx, c.n.sent, t.okAdd[c.op]...)
+	}
+	if c.n.received > 0 {
+		t.read.Add(c.ctx, c.n.received, t.okAdd[c.op]...)
+	}
 	if c.span.IsRecording() {
 		c.endSpan(err)
 	}
@@ -402,12 +461,11 @@ func (c *opCall) violations(res *CheckResult) {
 }
 
 func (c *opCall) endSpan(err error) {
-	attrs := make([]attribute.KeyValue, 0, 6)
-	if c.n != nil {
-		attrs = append(attrs, attrRoundTrips.Int(c.n.trips), attrSteps.Int(c.n.steps))
-		if c.op == opList {
-			attrs = append(attrs, attrPages.Int(c.n.pages))
-		}
+	attrs := make([]attribute.KeyValue, 0, 8)
+	attrs = append(attrs, attrRoundTrips.Int(c.n.trips), attrSteps.Int(c.n.steps),
+		attrBytesSent.Int64(c.n.sent), attrBytesRecv.Int64(c.n.received))
+	if c.op == opList {
+		attrs = append(attrs, attrPages.Int(c.n.pages))
 	}
 	if c.op == opGetTuple && (err == nil || c.miss(err)) {
 		attrs = append(attrs, attrFound.Bool(err == nil))

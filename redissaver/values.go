@@ -161,6 +161,15 @@ func (s *Saver) sendValueReads(ctx context.Context, reads []*valuesRead) error {
 		}
 		return nil
 	})
+	n := counted(ctx)
+	for _, r := range reads {
+		n.args(nil, r.cmd.Args()[1:])
+		n.reply(r.cmd.Val())
+		for _, ok := range r.oks {
+			n.args(nil, ok.Args()[1:])
+			n.reply(ok.Val())
+		}
+	}
 	if !errors.Is(err, redis.Nil) {
 		return err
 	}
