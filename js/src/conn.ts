@@ -37,9 +37,18 @@ export class Conn {
 
   /** send sends one command, routed (on a cluster) by firstKey. */
   send(firstKey: Arg | undefined, args: Arg[]): Promise<Reply> {
-    const done = sending();
+    const done = sending([args], argsFrom);
     if (done === undefined) return this.#send(firstKey, args);
-    return this.#send(firstKey, args).finally(done);
+    return this.#send(firstKey, args).then(
+      (reply) => {
+        done(reply);
+        return reply;
+      },
+      (e: unknown) => {
+        done();
+        throw e;
+      },
+    );
   }
 
   #send(firstKey: Arg | undefined, args: Arg[]): Promise<Reply> {
@@ -51,11 +60,13 @@ export class Conn {
 
   /** transaction runs commands on one key in MULTI/EXEC (on a cluster, at key's node). */
   async transaction(key: string, cmds: Arg[][]): Promise<Reply[]> {
-    const done = sending();
+    const done = sending(cmds, argsFrom);
+    let reply: Reply[] | undefined;
     try {
-      return await this.#transaction(key, cmds);
+      reply = await this.#transaction(key, cmds);
+      return reply;
     } finally {
-      done?.();
+      done?.(reply);
     }
   }
 
@@ -101,6 +112,11 @@ export class Conn {
     }
     return this.send(first, ["EVAL", script.source, ...tail]);
   }
+}
+
+/** argsFrom is where a command's counted arguments start: past EVALSHA's hash (EVAL's source) and key count, past any other's name. */
+function argsFrom(cmd: readonly Arg[]): number {
+  return cmd[0] === "EVALSHA" || cmd[0] === "EVAL" ? 3 : 1;
 }
 
 export function str(r: Reply | undefined): string {

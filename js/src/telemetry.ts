@@ -136,10 +136,15 @@ export type OpName = keyof typeof OPERATIONS;
 export const METRIC_DURATION = "db.client.operation.duration";
 export const METRIC_DATA_LOSS = "redcheck.client.data_loss";
 export const METRIC_REFUSED = "redcheck.client.refused_writes";
+export const METRIC_WRITTEN = "redcheck.client.written";
+export const METRIC_READ = "redcheck.client.read";
+export const METRIC_ROUND_TRIPS = "redcheck.client.round_trips";
 export const METRIC_BACKLOG = "redcheck.reclaim.backlog";
 export const METRIC_EXPIRED = "redcheck.threads.expired";
 /** The bucket bounds, in seconds, the database conventions advise for db.client.operation.duration. */
 const DURATION_BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10];
+/** The bucket bounds of redcheck.client.round_trips, Go's (tripBuckets). */
+const TRIP_BUCKETS = [1, 2, 3, 4, 6, 8, 16, 32, 64];
 
 // ---- error kinds ---------------------------------------------------------------
 
@@ -228,13 +233,20 @@ function refusal(err: unknown, kind: string): boolean {
   return redisStatus(err) !== "";
 }
 
-// ---- counting round trips and steps ------------------------------------------------
+// ---- counting round trips, steps and bytes ---------------------------------------------
 
-/** What a recording call counts, reached by the Redis calls it makes (Conn) through an AsyncLocalStorage. */
+/**
+ * What a call counts, reached by the Redis calls it makes (Conn) through an AsyncLocalStorage. Bytes
+ * sent are those of the keys and arguments of its commands (values, fields, ids; a string by its UTF-8
+ * length), without the command's name, a script's hash or source, or the protocol's framing; bytes
+ * received those of the strings of the replies (Go: opCount).
+ */
 export interface OpCount {
   trips: number;
   steps: number;
   pages: number;
+  sent: number;
+  received: number;
   /** Commands of the call in flight: a command sent while others are is in their round trip (a pipeline). */
   inflight: number;
   /** The event fields of the trace context of the call's span (traceContextFields), [] without one. */
@@ -245,16 +257,38 @@ const counting = new AsyncLocalStorage<OpCount>();
 
 /**
  * sending counts a round trip of the current call, unless others of its commands are in flight (sent
- * together, they are one pipeline); call the function it returns when the command settles.
+ * together, they are one pipeline), and the bytes of the commands' arguments from skip on (past the
+ * command's name, and a script's hash or source and key count); call the function it returns when the
+ * commands settle, with their reply when they succeeded.
  */
-export function sending(): (() => void) | undefined {
+export function sending(commands: readonly (readonly (string | Buffer)[])[], skip: (cmd: readonly (string | Buffer)[]) => number): ((reply?: unknown) => void) | undefined {
   const n = counting.getStore();
   if (n === undefined) return undefined;
   if (n.inflight === 0) n.trips++;
   n.inflight++;
-  return () => {
+  for (const cmd of commands) {
+    for (let i = skip(cmd); i < cmd.length; i++) n.sent += byteLength(cmd[i]!);
+  }
+  return (reply?: unknown) => {
     n.inflight--;
+    n.received += replyBytes(reply);
   };
+}
+
+function byteLength(a: string | Buffer): number {
+  return typeof a === "string" ? Buffer.byteLength(a, "utf8") : a.length;
+}
+
+/** replyBytes is the size of the strings of a reply, its arrays' included; numbers and nils count nothing (Go: replyBytes). */
+export function replyBytes(r: unknown): number {
+  if (Buffer.isBuffer(r)) return r.length;
+  if (typeof r === "string") return Buffer.byteLength(r, "utf8");
+  if (Array.isArray(r)) {
+    let n = 0;
+    for (const e of r) n += replyBytes(e);
+    return n;
+  }
+  return 0;
 }
 
 /** scripted counts a script call of the current call: one bounded step. */
@@ -301,6 +335,9 @@ interface Instruments {
   duration: HistogramLike;
   dataLoss: CounterLike;
   refused: CounterLike;
+  written: CounterLike;
+  read: CounterLike;
+  trips: HistogramLike;
 }
 
 /** Telemetry: what a saver reports through, built once per saver. */
@@ -355,6 +392,12 @@ export class Telemetry {
           description: "Lost data redcheck detected: calls that failed with checkpoint.ErrDataLoss (ErrPrefixReset included), and violations the saver's Verify found.",
         }),
         refused: meter.createCounter(METRIC_REFUSED, { unit: "{call}", description: "put and putWrites calls refused with nothing written, by error.type." }),
+        written: meter.createCounter(METRIC_WRITTEN, { unit: "By",
+          description: "Bytes the saver's calls sent: the keys and arguments of their commands (values, fields, ids; a number by its decimal form), no command name, script or framing." }),
+        read: meter.createCounter(METRIC_READ, { unit: "By",
+          description: "Bytes the saver's calls received: the strings of their commands' replies, no integer or framing." }),
+        trips: meter.createHistogram(METRIC_ROUND_TRIPS, { unit: "{round_trip}",
+          description: "Round trips to Redis per call of the saver (a pipeline is one).", advice: { explicitBucketBoundaries: TRIP_BUCKETS } }),
       };
     } catch {
       return undefined; // telemetry never fails the saver
@@ -461,6 +504,7 @@ class OpCall implements Call {
     this.#base = base;
     this.#instruments = instruments;
     this.#logger = logger;
+    let trace: string[] = [];
     if (tracer) {
       const attrs: Attrs = { ...base, "db.operation.name": op };
       if (OPERATIONS[op] !== "") attrs["db.stored_procedure.name"] = OPERATIONS[op];
@@ -469,17 +513,16 @@ class OpCall implements Call {
       } catch {
         this.#span = undefined;
       }
-      let trace: string[] = [];
       try {
         trace = traceContextFields(this.#span?.spanContext?.());
       } catch {
         trace = [];
       }
       this.#recording = this.#span?.isRecording() ?? false;
-      // The store lives while the span records (its counters) or has a valid context (the events' trace
-      // context: a span that does not record carries its parent's, when there is one).
-      if (this.#recording || trace.length > 0) this.#n = { trips: 0, steps: 0, pages: 0, inflight: 0, trace };
     }
+    // The store lives while the span records or a meter counts (its counters), or the span has a valid
+    // context (the events' trace context: a span that does not record carries its parent's, when there is one).
+    if (this.#recording || instruments || trace.length > 0) this.#n = { trips: 0, steps: 0, pages: 0, sent: 0, received: 0, inflight: 0, trace };
   }
 
   readonly #recording: boolean = false;
@@ -544,7 +587,8 @@ class OpCall implements Call {
     if (!span) return;
     try {
       if (this.#recording && this.#n) {
-        const attrs: Attrs = { "redcheck.round_trips": this.#n.trips, "redcheck.steps": this.#n.steps };
+        const attrs: Attrs = { "redcheck.round_trips": this.#n.trips, "redcheck.steps": this.#n.steps,
+          "redcheck.bytes.sent": this.#n.sent, "redcheck.bytes.received": this.#n.received };
         if (this.#op === "List") attrs["redcheck.pages"] = this.#n.pages;
         if (failed) {
           attrs["error.type"] = kind;
@@ -593,6 +637,12 @@ class OpCall implements Call {
     const m = this.#instruments;
     if (!m) return;
     const attrs: Attrs = { ...this.#base, "db.operation.name": this.#op };
+    const n = this.#n;
+    if (n) {
+      if (n.trips > 0) m.trips.record(n.trips, attrs);
+      if (n.sent > 0) m.written.add(n.sent, attrs);
+      if (n.received > 0) m.read.add(n.received, attrs);
+    }
     if (!failed) {
       m.duration.record(elapsed, attrs);
       return;

@@ -303,6 +303,56 @@ describe("metrics", () => {
     // Prune with "delete" deletes in its own span, not in DeleteThread spans.
     expect(byName(r.spans(), "DeleteThread")).toHaveLength(1);
   });
+
+  for (const size of [1 << 10, 64 << 10]) {
+    it(`a put of a ${size}-byte value: bytes sent and received on the spans, written/read counters and round trips by operation, no thread (Go: TestTelemetryTraffic)`, async () => {
+      const r = rig();
+      const s = r.saver;
+      const base = { configurable: { thread_id: `bytes-${size}` } };
+      const value = "v".repeat(size);
+      // The saver's first call prepares the prefix (more round trips): not the put measured.
+      await s.deleteThread(`warm-${size}`);
+      r.reset();
+      const cfg = await putOne(s, base, 1, value);
+      const put = one(r.spans(), "Put");
+      expect(put.attributes["redcheck.round_trips"]).toBe(1);
+      const sent = put.attributes["redcheck.bytes.sent"] as number;
+      expect(sent).toBeGreaterThanOrEqual(size);
+      expect(sent).toBeLessThanOrEqual(3 * size + 4096);
+      r.reset();
+      const got = await s.getTuple(cfg);
+      expect(got?.checkpoint.channel_values.a).toBe(value);
+      const get = one(r.spans(), "GetTuple");
+      const received = get.attributes["redcheck.bytes.received"] as number;
+      expect(received).toBeGreaterThanOrEqual(size);
+      expect(received).toBeLessThanOrEqual(3 * size + 4096);
+      const getSent = get.attributes["redcheck.bytes.sent"] as number;
+      expect(getSent).toBeGreaterThan(0);
+      expect(getSent).toBeLessThan(size);
+
+      const pts = points(await r.metrics());
+      const sum = (metric: string, op: string) => pts.filter((p) => p.metric === metric && p.attributes["db.operation.name"] === op)
+        .reduce((a, p) => a + (p.value as number), 0);
+      expect(sum("redcheck.client.written", "Put")).toBe(sent);
+      expect(sum("redcheck.client.read", "GetTuple")).toBe(received);
+      for (const m of ["redcheck.client.written", "redcheck.client.read"]) {
+        const ps = pts.filter((p) => p.metric === m);
+        expect(ps.length, m).toBeGreaterThan(0);
+        for (const p of ps) expect(p.unit).toBe("By");
+      }
+      const trips = pts.filter((p) => p.metric === "redcheck.client.round_trips");
+      for (const [op, want] of Object.entries({ Put: 1, GetTuple: get.attributes["redcheck.round_trips"] as number })) {
+        const ps = trips.filter((p) => p.attributes["db.operation.name"] === op);
+        expect(ps, op).toHaveLength(1);
+        expect(ps[0]!.unit).toBe("{round_trip}");
+        expect(ps[0]!.value as { count: number; sum: number }).toMatchObject({ count: 1, sum: want });
+      }
+      for (const p of pts) {
+        expect(p.attributes["redcheck.thread_id"], p.metric).toBeUndefined();
+        expect(p.attributes["gen_ai.conversation.id"], p.metric).toBeUndefined();
+      }
+    });
+  }
 });
 
 describe("privacy", () => {
