@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/graphstate/redcheck/checkpoint"
@@ -478,7 +477,7 @@ func (c *opCall) endSpan(err error) {
 		}
 		shown := err
 		if !quotesNoData(kind) {
-			shown = redacted(kind)
+			shown = dbtel.Redacted{Pkg: "redissaver", Kind: kind}
 		}
 		c.span.RecordError(shown)
 		c.span.SetStatus(codes.Error, shown.Error())
@@ -503,10 +502,10 @@ const (
 	kindCorrupt           = "corrupt"
 	kindDecrypt           = "decrypt"
 	kindSerialization     = "serialization"
-	kindCanceled          = "canceled"
-	kindDeadline          = "deadline_exceeded"
-	kindNetwork           = "network"
-	kindOther             = "_OTHER"
+	kindCanceled          = dbtel.KindCanceled
+	kindDeadline          = dbtel.KindDeadline
+	kindNetwork           = dbtel.KindNetwork
+	kindOther             = dbtel.KindOther
 )
 
 // errorType is the kind of err (error.type): low-cardinality, a metric
@@ -529,18 +528,8 @@ func errorType(err error) string {
 		return kindCorrupt
 	case errors.Is(err, checkpoint.ErrSerialization):
 		return kindSerialization
-	case errors.Is(err, context.Canceled):
-		return kindCanceled
-	case errors.Is(err, context.DeadlineExceeded):
-		return kindDeadline
 	}
-	if code := dbtel.RedisStatus(err); code != "" {
-		return code
-	}
-	if dbtel.IsNetwork(err) {
-		return kindNetwork
-	}
-	return kindOther
+	return dbtel.ErrorKind(err)
 }
 
 // quotesNoData reports whether the messages of errors of kind quote nothing
@@ -554,11 +543,4 @@ func quotesNoData(kind string) bool {
 		return false
 	}
 	return true
-}
-
-// redacted stands, in a span, for an error whose message may quote a value.
-type redacted string
-
-func (r redacted) Error() string {
-	return "redissaver: " + strings.ReplaceAll(string(r), "_", " ") + " (the message is withheld: it may quote a value)"
 }

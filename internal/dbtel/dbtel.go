@@ -1,6 +1,7 @@
 package dbtel
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net"
@@ -81,4 +82,40 @@ func RedisStatus(err error) string {
 func IsNetwork(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// The error.type values every package gives the errors none of its own
+// sentinels names.
+const (
+	KindCanceled = "canceled"
+	KindDeadline = "deadline_exceeded"
+	KindNetwork  = "network"
+	KindOther    = "_OTHER"
+)
+
+// ErrorKind is the error.type of an error that none of a package's own
+// sentinels names: a canceled or expired context, the status Redis
+// answered (RedisStatus), a connection error, or KindOther.
+func ErrorKind(err error) string {
+	switch {
+	case errors.Is(err, context.Canceled):
+		return KindCanceled
+	case errors.Is(err, context.DeadlineExceeded):
+		return KindDeadline
+	}
+	if code := RedisStatus(err); code != "" {
+		return code
+	}
+	if IsNetwork(err) {
+		return KindNetwork
+	}
+	return KindOther
+}
+
+// Redacted stands, in a span, for an error of kind Kind whose message may
+// quote a value; Pkg names the package that withheld it.
+type Redacted struct{ Pkg, Kind string }
+
+func (r Redacted) Error() string {
+	return r.Pkg + ": " + strings.ReplaceAll(r.Kind, "_", " ") + " (the message is withheld: it may quote a value)"
 }
