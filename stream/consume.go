@@ -479,6 +479,7 @@ func (c *consumer_) redeliver(ctx context.Context, stream string, msgs []redis.X
 			c.bury(ctx, stream, m, p[0].RetryCount-1)
 			continue
 		}
+		c.tel.redelivered(ctx)
 		c.handle(ctx, stream, m)
 	}
 }

@@ -200,7 +200,8 @@
 // attributes and the event's thread, namespace and checkpoint id; the
 // handler's context carries it), and the metrics
 // messaging.process.duration, messaging.client.consumed.messages,
-// redcheck.consumer.dead_letters and redcheck.consumer.gaps, and, while it
+// redcheck.consumer.redeliveries, redcheck.consumer.dead_letters and
+// redcheck.consumer.gaps, and, while it
 // runs, the gauge redcheck.consumer.lag (the group's entries not yet
 // delivered, per stream), through
 // Options.TracerProvider and Options.MeterProvider (default: the global

@@ -54,6 +54,7 @@ type telemetry struct {
 	consumed metric.Int64Counter
 	gaps     metric.Int64Counter
 	buried   metric.Int64Counter
+	again    metric.Int64Counter
 	meter    metric.Meter
 	lag      metric.Int64ObservableGauge
 	// receive holds the start options of Subscribe's spans, received the
@@ -95,6 +96,10 @@ func newTelemetry(o Options) *telemetry {
 	}
 	if t.buried, err = meter.Int64Counter("redcheck.consumer.dead_letters", metric.WithUnit("{message}"),
 		metric.WithDescription("Events a consumer moved to the dead-letter stream after MaxDeliveries.")); err != nil {
+		otel.Handle(err)
+	}
+	if t.again, err = meter.Int64Counter("redcheck.consumer.redeliveries", metric.WithUnit("{message}"),
+		metric.WithDescription("Events a consumer claimed after MinIdle (their handling failed, or their consumer died) and handed to its handler again.")); err != nil {
 		otel.Handle(err)
 	}
 	if t.lag, err = meter.Int64ObservableGauge("redcheck.consumer.lag", metric.WithUnit("{message}"),
@@ -310,6 +315,11 @@ func (ct *consumerTel) gap(g *GapError) {
 
 // dead counts an event moved to the dead-letter stream, and logs it
 // (Warn).
+// redelivered counts a claimed event handed to the handler again.
+func (ct *consumerTel) redelivered(ctx context.Context) {
+	ct.t.again.Add(ctx, 1, ct.okAdd...)
+}
+
 func (ct *consumerTel) dead(ctx context.Context, stream, id, deadStream string) {
 	ct.t.buried.Add(ctx, 1, ct.okAdd...)
 	if ct.t.logger != nil {

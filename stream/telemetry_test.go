@@ -167,6 +167,9 @@ func consumeTelemetry(t *testing.T, rdb redis.UniversalClient) {
 	if n := sumOf(rm, "redcheck.consumer.dead_letters", "messaging.consumer.group.name", "g"); n != 1 {
 		t.Errorf("dead letters %d, want 1", n)
 	}
+	if n := sumOf(rm, "redcheck.consumer.redeliveries", "messaging.consumer.group.name", "g"); n != 1 {
+		t.Errorf("redeliveries %d, want 1 (the failed event's second handling)", n)
+	}
 	if n := sumOf(rm, "messaging.client.consumed.messages", "error.type", "handler_error"); n != 2 {
 		t.Errorf("consumed messages with error.type handler_error: %d, want 2", n)
 	}
