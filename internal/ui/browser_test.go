@@ -130,10 +130,25 @@ func (b *browser) waitFor(what, expr string) {
 	}
 }
 
-// click clicks the first element matching a CSS selector.
+// click clicks the first element matching a CSS selector. The page
+// re-renders its lists on live events, so the node found may be replaced
+// before the click reaches it ("Could not find node with given id"): the
+// click is tried again on a fresh query until it lands or 10 s pass.
 func (b *browser) click(sel string) {
 	b.t.Helper()
-	b.run("click "+sel, chromedp.Click(sel, chromedp.ByQuery, chromedp.NodeVisible))
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
+		err := chromedp.Run(ctx, chromedp.Click(sel, chromedp.ByQuery, chromedp.NodeVisible))
+		cancel()
+		if err == nil {
+			return
+		}
+		if b.ctx.Err() != nil || time.Now().After(deadline) {
+			b.t.Fatalf("click %s: %v", sel, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // text returns the innerText of the first element matching sel.
