@@ -20,17 +20,11 @@ import (
 // (docs/observability.md).
 const instrumentationName = "github.com/graphstate/redcheck/redissaver"
 
-// Attribute keys: the OpenTelemetry database conventions, and the saver's
-// own. No attribute ever holds a channel value, a pending write or a
-// metadata value (the metadata "step", a number, excepted).
+// Attribute keys of the saver's own (the database conventions' keys are
+// internal/dbtel's, shared with the store). No attribute ever holds a
+// channel value, a pending write or a metadata value (the metadata "step",
+// a number, excepted).
 const (
-	attrDBSystem     = attribute.Key("db.system.name")
-	attrDBOperation  = attribute.Key("db.operation.name")
-	attrDBProcedure  = attribute.Key("db.stored_procedure.name")
-	attrDBStatus     = attribute.Key("db.response.status_code")
-	attrServerAddr   = attribute.Key("server.address")
-	attrServerPort   = attribute.Key("server.port")
-	attrErrorType    = attribute.Key("error.type")
 	attrConversation = attribute.Key("gen_ai.conversation.id")
 	attrThread       = attribute.Key("redcheck.thread_id")
 	attrNamespace    = attribute.Key("redcheck.checkpoint_ns")
@@ -178,7 +172,7 @@ func newTelemetry(o Options, rdb redis.UniversalClient) *telemetry {
 	}
 	server := dbtel.ServerAttrs(rdb)
 	for op := range numOps {
-		attrs := []attribute.KeyValue{attrDBSystem.String("redis"), attrDBOperation.String(operations[op].name), attrPrefix.String(o.Prefix)}
+		attrs := []attribute.KeyValue{dbtel.System.String("redis"), dbtel.Operation.String(operations[op].name), attrPrefix.String(o.Prefix)}
 		attrs = append(attrs, server...)
 		t.base[op] = attrs
 		set := metric.WithAttributeSet(attribute.NewSet(attrs...))
@@ -186,7 +180,7 @@ func newTelemetry(o Options, rdb redis.UniversalClient) *telemetry {
 		t.okAdd[op] = []metric.AddOption{set}
 		spanAttrs := attrs
 		if sc := operations[op].script; sc != "" {
-			spanAttrs = append(attrs[:len(attrs):len(attrs)], attrDBProcedure.String(sc))
+			spanAttrs = append(attrs[:len(attrs):len(attrs)], dbtel.Procedure.String(sc))
 		}
 		t.start[op] = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(spanAttrs...)}
 	}
@@ -386,9 +380,9 @@ func (c *opCall) end(err error) error {
 func (c *opCall) failed(err error, elapsed float64) {
 	t := c.s.tel
 	kind := errorType(err)
-	attrs := []attribute.KeyValue{attrErrorType.String(kind)}
+	attrs := []attribute.KeyValue{dbtel.ErrorType.String(kind)}
 	if code := dbtel.RedisStatus(err); code != "" {
-		attrs = append(attrs, attrDBStatus.String(code))
+		attrs = append(attrs, dbtel.Status.String(code))
 	}
 	withKind := t.withBase(c.op, attrs...)
 	t.duration.Record(c.ctx, elapsed, withKind)
@@ -428,7 +422,7 @@ func (c *opCall) log(kind string, err error) {
 		level, msg = slog.LevelError, "redcheck: the prefix was emptied (every checkpoint lost) and created again"
 	}
 	attrs := []slog.Attr{
-		slog.String(string(attrDBOperation), operations[c.op].name),
+		slog.String(string(dbtel.Operation), operations[c.op].name),
 		slog.String(string(attrPrefix), t.prefix),
 	}
 	if c.addressed {
@@ -440,7 +434,7 @@ func (c *opCall) log(kind string, err error) {
 	if sc := c.span.SpanContext(); sc.IsValid() {
 		attrs = append(attrs, slog.String("trace_id", sc.TraceID().String()), slog.String("span_id", sc.SpanID().String()))
 	}
-	attrs = append(attrs, slog.String(string(attrErrorType), kind), slog.String("error", err.Error()))
+	attrs = append(attrs, slog.String(string(dbtel.ErrorType), kind), slog.String("error", err.Error()))
 	t.logger.LogAttrs(c.ctx, level, msg, attrs...)
 }
 
@@ -471,9 +465,9 @@ func (c *opCall) endSpan(err error) {
 	}
 	if err != nil && !c.miss(err) {
 		kind := errorType(err)
-		attrs = append(attrs, attrErrorType.String(kind))
+		attrs = append(attrs, dbtel.ErrorType.String(kind))
 		if code := dbtel.RedisStatus(err); code != "" {
-			attrs = append(attrs, attrDBStatus.String(code))
+			attrs = append(attrs, dbtel.Status.String(code))
 		}
 		shown := err
 		if !quotesNoData(kind) {
