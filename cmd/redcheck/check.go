@@ -46,16 +46,11 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		defer cancel()
 	}
 
-	rdb, err := connect(*tgt.url, *tgt.cluster)
-	if err != nil {
-		fmt.Fprintf(stderr, "redcheck check: %v\n", err)
+	rdb, ok := dial(ctx, "check", tgt, stderr)
+	if !ok {
 		return exitUsage
 	}
 	defer rdb.Close()
-	if err := rdb.Ping(ctx).Err(); err != nil {
-		fmt.Fprintf(stderr, "redcheck check: cannot reach Redis at %s: %v\n", redactURL(*tgt.url), err)
-		return exitUsage
-	}
 	// A checker writes nothing: New would create a prefix that has no meta
 	// key (and so hide a lost one), so that case is settled first.
 	layout, err := keys.New(*tgt.prefix, *tgt.shards)
@@ -138,6 +133,23 @@ func connect(url string, cluster bool) (redis.UniversalClient, error) {
 	}
 	opt.MaintNotificationsConfig = noMaint
 	return redis.NewClient(opt), nil
+}
+
+// dial connects to the target and checks that Redis answers; it prints why
+// not and returns false when it cannot (the command then exits with
+// exitUsage). The caller closes the client.
+func dial(ctx context.Context, name string, tgt target, stderr io.Writer) (redis.UniversalClient, bool) {
+	rdb, err := connect(*tgt.url, *tgt.cluster)
+	if err != nil {
+		fmt.Fprintf(stderr, "redcheck %s: %v\n", name, err)
+		return nil, false
+	}
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		fmt.Fprintf(stderr, "redcheck %s: cannot reach Redis at %s: %v\n", name, redactURL(*tgt.url), err)
+		rdb.Close()
+		return nil, false
+	}
+	return rdb, true
 }
 
 // redactURL hides the password of a Redis URL in messages.

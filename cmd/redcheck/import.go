@@ -50,16 +50,11 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return exitUsage
 	}
 
-	rdb, err := connect(*tgt.url, *tgt.cluster)
-	if err != nil {
-		fmt.Fprintf(stderr, "redcheck import: %v\n", err)
+	rdb, ok := dial(ctx, "import", tgt, stderr)
+	if !ok {
 		return exitUsage
 	}
 	defer rdb.Close()
-	if err := rdb.Ping(ctx).Err(); err != nil {
-		fmt.Fprintf(stderr, "redcheck import: cannot reach Redis at %s: %v\n", redactURL(*tgt.url), err)
-		return exitUsage
-	}
 	opts := redissaver.Options{AcceptEviction: true, Prefix: *tgt.prefix, Shards: *tgt.shards, Serializer: passthrough{}, TTL: *ttl}
 	opts.Compression.Enabled = *compress
 	if err := tgt.encryption(&opts); err != nil {

@@ -94,12 +94,8 @@ func openSaverWith(ctx context.Context, name string, tgt target, stderr io.Write
 			return fail("%v", err)
 		}
 	}
-	rdb, err = connect(*tgt.url, *tgt.cluster)
-	if err != nil {
-		return fail("%v", err)
-	}
-	if err := rdb.Ping(ctx).Err(); err != nil {
-		return fail("cannot reach Redis at %s: %v", redactURL(*tgt.url), err)
+	if rdb, ok = dial(ctx, name, tgt, stderr); !ok {
+		return nil, nil, false, exitUsage, false
 	}
 	n, err := rdb.Exists(ctx, layout.Meta()).Result()
 	if err != nil {

@@ -138,16 +138,11 @@ func runRekey(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		ctx, cancel = context.WithTimeout(ctx, *timeout)
 		defer cancel()
 	}
-	rdb, err := connect(*tgt.url, *tgt.cluster)
-	if err != nil {
-		fmt.Fprintf(stderr, "redcheck rekey: %v\n", err)
+	rdb, ok := dial(ctx, "rekey", tgt, stderr)
+	if !ok {
 		return exitUsage
 	}
 	defer rdb.Close()
-	if err := rdb.Ping(ctx).Err(); err != nil {
-		fmt.Fprintf(stderr, "redcheck rekey: cannot reach Redis at %s: %v\n", redactURL(*tgt.url), err)
-		return exitUsage
-	}
 	if len(threads) > 0 || *all {
 		// A prefix written with another shard count would be walked wrong.
 		m, err := rdb.HGetAll(ctx, layout.Meta()).Result()
