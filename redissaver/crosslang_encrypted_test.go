@@ -20,11 +20,9 @@ package redissaver_test
 import (
 	"context"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -120,39 +118,13 @@ func TestCrossLangEncryptedGoWrites(t *testing.T) {
 			doc.Tuples = append(doc.Tuples, dumpTuple(t, tp))
 		}
 	}
-	hist, err := s.DeltaChannelHistory(ctx, checkpoint.Config{ThreadID: thread, CheckpointID: ids[len(ids)-1]}, []string{"messages", "count"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, ch := range []string{"messages", "count"} {
-		h := hist[ch]
-		d := xDelta{Thread: thread, ID: ids[len(ids)-1], Channel: ch, HasSeed: h.HasSeed, Writes: typedWrites(t, h.Writes)}
-		if h.HasSeed {
-			v := typed(t, h.Seed)
-			d.Seed = &v
-		}
-		doc.Deltas = append(doc.Deltas, d)
-	}
-	b, err := json.MarshalIndent(doc, "", " ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "go_encrypted.json"), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	appendDeltas(t, &doc, s, thread, ids[len(ids)-1])
+	writeXDoc(t, dir, "go_encrypted.json", doc)
 }
 
 func TestCrossLangEncryptedJSReads(t *testing.T) {
-	dir := crossDir(t)
 	ring := crossKeyring(t)
-	var doc xDoc
-	b, err := os.ReadFile(filepath.Join(dir, "js_encrypted.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &doc); err != nil {
-		t.Fatal(err)
-	}
+	doc := readXDoc(t, crossDir(t), "js_encrypted.json")
 	if len(doc.Tuples) == 0 || len(doc.Deltas) == 0 {
 		t.Fatalf("js_encrypted.json holds %d tuples and %d histories", len(doc.Tuples), len(doc.Deltas))
 	}

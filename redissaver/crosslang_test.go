@@ -291,39 +291,57 @@ func TestCrossLangGoWrites(t *testing.T) {
 		got.IDs = append(got.IDs, tp.Checkpoint.ID)
 	}
 	doc.Lists = append(doc.Lists, got)
-	hist, err := s.DeltaChannelHistory(ctx, checkpoint.Config{ThreadID: "go-thread", CheckpointID: ids[len(ids)-1]}, []string{"messages", "count"})
+	appendDeltas(t, &doc, s, "go-thread", ids[len(ids)-1])
+	writeXDoc(t, dir, "go_written.json", doc)
+}
+
+// appendDeltas adds to doc the histories of the delta channels "messages"
+// and "count" up to checkpoint id of thread, as the JS side reads them.
+func appendDeltas(t *testing.T, doc *xDoc, s *redissaver.Saver, thread, id string) {
+	t.Helper()
+	hist, err := s.DeltaChannelHistory(context.Background(), checkpoint.Config{ThreadID: thread, CheckpointID: id}, []string{"messages", "count"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, ch := range []string{"messages", "count"} {
 		h := hist[ch]
-		d := xDelta{Thread: "go-thread", ID: ids[len(ids)-1], Channel: ch, HasSeed: h.HasSeed, Writes: typedWrites(t, h.Writes)}
+		d := xDelta{Thread: thread, ID: id, Channel: ch, HasSeed: h.HasSeed, Writes: typedWrites(t, h.Writes)}
 		if h.HasSeed {
 			v := typed(t, h.Seed)
 			d.Seed = &v
 		}
 		doc.Deltas = append(doc.Deltas, d)
 	}
+}
+
+// writeXDoc writes doc as dir/name for the JS side; readXDoc reads what it wrote.
+func writeXDoc(t *testing.T, dir, name string, doc xDoc) {
+	t.Helper()
 	b, err := json.MarshalIndent(doc, "", " ")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "go_written.json"), b, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// TestCrossLangJSReads reads what the JS side wrote.
-func TestCrossLangJSReads(t *testing.T) {
-	dir := crossDir(t)
+func readXDoc(t *testing.T, dir, name string) xDoc {
+	t.Helper()
 	var doc xDoc
-	b, err := os.ReadFile(filepath.Join(dir, "js_written.json"))
+	b, err := os.ReadFile(filepath.Join(dir, name))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := json.Unmarshal(b, &doc); err != nil {
 		t.Fatal(err)
 	}
+	return doc
+}
+
+// TestCrossLangJSReads reads what the JS side wrote.
+func TestCrossLangJSReads(t *testing.T) {
+	doc := readXDoc(t, crossDir(t), "js_written.json")
 	ctx := context.Background()
 	rdb := redistest.Real(t)
 	s, err := redissaver.New(ctx, rdb, redissaver.Options{Prefix: doc.Prefix, Shards: doc.Shards})
