@@ -195,6 +195,9 @@ func (s *superStepJS) find(impl, durability string, conc int) (jsStepResult, boo
 // Implementations of superstep.mjs.
 const (
 	jsNone = "none"
+	// jsFloor is the redis-floor pass (superstep.mjs's FloorSaver): MemorySaver
+	// plus one plain HSET per checkpointer call.
+	jsFloor = "redis-floor"
 	// superStepRedisCPU and superStepTrips are issue 38's bounds per super-step.
 	superStepRedisCPU = 60
 	superStepTrips    = 2
@@ -244,7 +247,7 @@ func superStepTargets(e *endToEnd) []target {
 		}
 		return "not measured"
 	}
-	timeTargets := func(who string, added Num, durability string, c int) {
+	timeTargets := func(who string, added Num, durability string, c int, floor Num) {
 		for _, peer := range []struct {
 			impl, label string
 			share       float64
@@ -265,11 +268,12 @@ func superStepTargets(e *endToEnd) []target {
 					break
 				}
 				t.atMost(float64(added), limit, " µs")
+				besideFloor(&t, floor, limit, " µs added")
 			}
 			out = append(out, t)
 		}
 	}
-	serverTargets := func(who, durability string, c int, cpu, trips, scripts Num) {
+	serverTargets := func(who, durability string, c int, cpu, trips, scripts Num, floor jsStepResult) {
 		label := fmt.Sprintf("%s c=%d", durability, c)
 		if durability == "" {
 			label = fmt.Sprintf("c=%d", c)
@@ -278,6 +282,7 @@ func superStepTargets(e *endToEnd) []target {
 		if cpu.Valid() {
 			t.Measured = fmt.Sprintf("%s µs per super-step", num(float64(cpu)))
 			t.atMost(float64(cpu), superStepRedisCPU, " µs")
+			besideFloor(&t, floor.ServerCPUus, superStepRedisCPU, " µs")
 		}
 		out = append(out, t)
 		t = newTarget(fmt.Sprintf("super-step %s %s: round trips ≤ %d", who, label, superStepTrips), "commands sent per super-step (a request and its reply each)")
@@ -287,6 +292,7 @@ func superStepTargets(e *endToEnd) []target {
 				t.Measured += fmt.Sprintf(", %.2f of them scripts", scripts)
 			}
 			t.atMost(float64(trips), superStepTrips, "")
+			besideFloor(&t, floor.RoundTrips, superStepTrips, " round trips")
 		}
 		out = append(out, t)
 	}
@@ -301,21 +307,46 @@ func superStepTargets(e *endToEnd) []target {
 				}
 				continue
 			}
-			timeTargets("redcheck-js", r.AddedUSPerStep, d, c)
+			floor, ok := js.find(jsFloor, d, c)
+			if !ok {
+				floor = newJSStepResult()
+			}
+			timeTargets("redcheck-js", r.AddedUSPerStep, d, c, floor.AddedUSPerStep)
 			out = append(out, cpuBeside(js, r, d, c))
-			serverTargets("redcheck-js", d, c, r.ServerCPUus, r.RoundTrips, r.Scripts)
+			serverTargets("redcheck-js", d, c, r.ServerCPUus, r.RoundTrips, r.Scripts, floor)
 		}
 	}
 	for _, c := range levels {
+		floor := newJSStepResult()
+		for _, r := range e.Results {
+			if r.Checkpointer == loopFloor && r.Concurrency == c {
+				floor.AddedUSPerStep, floor.ServerCPUus, floor.RoundTrips = r.AddedUSPerStep, r.ServerCPUus, r.RoundTrips
+			}
+		}
 		for _, r := range e.Results {
 			if r.Checkpointer != implOurs || r.Concurrency != c {
 				continue
 			}
-			timeTargets("Go loop", r.AddedUSPerStep, "sync", c)
-			serverTargets("Go loop", "", c, r.ServerCPUus, r.RoundTrips, NA)
+			timeTargets("Go loop", r.AddedUSPerStep, "sync", c, floor.AddedUSPerStep)
+			serverTargets("Go loop", "", c, r.ServerCPUus, r.RoundTrips, NA, floor)
 		}
 	}
 	return out
+}
+
+// besideFloor adds to t, a target on redcheck's figure, the redis-floor
+// pass's figure for the same bound (measured in the same run: the same calls,
+// each one plain HSET in one round trip, no script, check, index or event).
+// A bound the floor misses too is out of reach of any Redis checkpointer of
+// this graph on this machine and client, whatever redcheck does: By says so.
+func besideFloor(t *target, floor Num, limit float64, unit string) {
+	if !floor.Valid() {
+		return
+	}
+	t.Measured += fmt.Sprintf("; redis-floor %s%s", num(float64(floor)), unit)
+	if float64(floor) > limit && t.Status == statusMissed {
+		t.By += fmt.Sprintf("; redis-floor misses it too (%s%s): out of reach of any Redis checkpointer here", num(float64(floor)), unit)
+	}
 }
 
 // cpuBeside reports, beside the time targets, the CPU redcheck-js adds to
@@ -388,9 +419,10 @@ func writeSuperStepJS(b *strings.Builder, e *endToEnd) {
 		b.WriteString("(an `AIMessage` of ~1 KB with a tool call) and a tool node (a `ToolMessage` of ~1 KB) — ")
 		fmt.Fprintf(b, "%d super-steps per invoke of a new thread (the input step, the start step, 18 node steps), the state growing from 10 KB to ~30 KB of messages; ", s.StepsPerInvoke)
 		b.WriteString("every checkpointer in one Node process, their passes interleaved in rounds; *none*: the graph compiled without a checkpointer. ")
+		b.WriteString("*redis-floor*: LangGraph's MemorySaver plus, for each `put` and each `putWrites`, one plain `HSET` of the bytes MemorySaver stored for the call, awaited: no script, check, index or event — the least a checkpointer keeping this graph's state in Redis pays, on the same client, server and machine; a target that redis-floor misses too is out of reach of any Redis checkpointer here. ")
 		b.WriteString("*Added*: the checkpointer's µs per super-step minus none's at the same concurrency (wall time · Node CPU, which includes the kernel's work on the client's sockets). ")
-		b.WriteString("Redis CPU: the server's main thread (redcheck-js only; the Postgres server's CPU is not measured). ")
-		b.WriteString("Round trips: commands sent by the node-redis client (redcheck-js), queries sent by node-postgres (Postgres).\n\n")
+		b.WriteString("Redis CPU: the server's main thread (redcheck-js and redis-floor; the Postgres server's CPU is not measured). ")
+		b.WriteString("Round trips: commands sent by the node-redis client (redcheck-js, redis-floor), queries sent by node-postgres (Postgres).\n\n")
 		var vs []string
 		for _, k := range sortedKeys(s.Versions) {
 			vs = append(vs, k+" "+s.Versions[k])

@@ -2,7 +2,9 @@
 // graph run by the real LangGraph.js runtime (@langchain/langgraph's
 // StateGraph) on no checkpointer, redcheck's TypeScript client
 // (redcheck-js), MemorySaver, the SQLite saver (a WAL file in a temporary
-// directory) and the Postgres saver, in this one Node process, their passes
+// directory), the Postgres saver and redis-floor (MemorySaver plus one
+// plain HSET per call: the least a Redis checkpointer pays, see FloorSaver),
+// in this one Node process, their passes
 // interleaved, at each --concurrency level and each --durability mode. It
 // measures what a checkpointer adds to a super-step. bench/ runs it
 // (go run ./bench -only superstep, and every full run), merges its results
@@ -171,6 +173,51 @@ function countCalls(saver) {
     };
   }
   return () => ({ ...c });
+}
+
+// FloorSaver is the redis-floor pass: the least any checkpointer that keeps
+// a graph's state in Redis pays per super-step. It does MemorySaver's work
+// (the runtime's calls, the serialization), then sends, for each put and
+// each putWrites, what MemorySaver stored for the call (the serialized
+// checkpoint and metadata; the serialized writes) to Redis as one plain
+// HSET in one round trip, awaited as a checkpointer's call is: no script,
+// no check, no index, no event. Its Redis CPU and the time it adds bound
+// from below what a Redis checkpointer of this graph can reach on this
+// machine; redcheck-js does the same calls in the same round trips, plus
+// every guarantee.
+class FloorSaver extends MemorySaver {
+  constructor(client, prefix) {
+    super();
+    this.client = client;
+    this.prefix = prefix;
+  }
+
+  async put(config, checkpoint, metadata, newVersions) {
+    const out = await super.put(config, checkpoint, metadata, newVersions);
+    const { thread_id: thread, checkpoint_ns: ns, checkpoint_id: id } = out.configurable;
+    const [cp, md] = this.storage[thread][ns][id];
+    await this.client.sendCommand(["HSET", `${this.prefix}:{${thread}}`, `cp:${ns}:${id}`, Buffer.from(cp), `md:${ns}:${id}`, Buffer.from(md)]);
+    return out;
+  }
+
+  async putWrites(config, writes, taskId, taskPath) {
+    await super.putWrites(config, writes, taskId, taskPath);
+    const { thread_id: thread, checkpoint_ns: ns = "", checkpoint_id: id } = config.configurable;
+    const stored = this.writes[JSON.stringify([thread, ns, id])] ?? {};
+    const args = ["HSET", `${this.prefix}:{${thread}}`];
+    for (const [k, w] of Object.entries(stored)) if (w[0] === taskId) args.push(`w:${ns}:${id}:${k}`, Buffer.from(w[2]));
+    if (args.length > 2) await this.client.sendCommand(args);
+  }
+}
+
+// unlinkPrefix deletes every key of a prefix, SCAN page by page.
+async function unlinkPrefix(ctl, prefix) {
+  let cursor = "0";
+  do {
+    const r = await ctl.scan(cursor, { MATCH: `${prefix}*`, COUNT: 1000 });
+    cursor = String(r.cursor);
+    if (r.keys.length > 0) await ctl.unlink(r.keys);
+  } while (cursor !== "0");
 }
 
 // ---- passes -------------------------------------------------------------
@@ -379,18 +426,35 @@ async function openAll(meta) {
       impls.push({
         impl: "redcheck-js", saver, meter, ctl,
         close: async () => {
-          let cursor = "0";
-          do {
-            const r = await ctl.scan(cursor, { MATCH: `${prefix}*`, COUNT: 1000 });
-            cursor = String(r.cursor);
-            if (r.keys.length > 0) await ctl.unlink(r.keys);
-          } while (cursor !== "0");
+          await unlinkPrefix(ctl, prefix);
           await client.close();
           await ctl.close();
         },
       });
     } catch (e) {
       skip("redcheck-js", e);
+    }
+  }
+  if (want("redis-floor")) {
+    try {
+      if (!args["redis-url"]) throw new Error("no --redis-url");
+      assertLoopback(args["redis-url"], "--redis-url");
+      const { createClient } = await import("redis");
+      const client = createClient({ url: args["redis-url"] });
+      const ctl = createClient({ url: args["redis-url"] });
+      await client.connect();
+      await ctl.connect();
+      const prefix = `rcbench-ss-${runID}-floor`;
+      impls.push({
+        impl: "redis-floor", saver: new FloorSaver(client, prefix), meter: redisMeter(client), ctl,
+        close: async () => {
+          await unlinkPrefix(ctl, prefix);
+          await client.close();
+          await ctl.close();
+        },
+      });
+    } catch (e) {
+      skip("redis-floor", e);
     }
   }
   return impls;
