@@ -74,7 +74,7 @@ type endToEnd struct {
 // loopResult is one pass of the loop: every figure per super-step, but the
 // invoke's latencies.
 type loopResult struct {
-	Checkpointer   string `json:"checkpointer"` // "redcheck", "redis-floor" or "none"
+	Checkpointer   string `json:"checkpointer"` // "redcheck", "redis-floor", "redis-floor-script" or "none"
 	Concurrency    int    `json:"concurrency"`  // agents
 	Invokes        int    `json:"invokes"`
 	SuperSteps     int    `json:"super_steps"`
@@ -120,7 +120,7 @@ func (h *harness) superStepPasses(ctx context.Context, hdr header) (*endToEnd, e
 	e.Machine.LoadAvgStart = loadAvg()
 	for _, c := range h.cfg.loopAgents {
 		invokes, rounds := loopInvokes(h.cfg.loopSteps, h.cfg.loopPerAgent, h.cfg.rounds, c)
-		fmt.Fprintf(h.log, "bench: end to end, %d agents: %d invokes (%d super-steps) with redcheck, redis-floor and without a checkpointer, %d rounds\n",
+		fmt.Fprintf(h.log, "bench: end to end, %d agents: %d invokes (%d super-steps) with redcheck, redis-floor, redis-floor-script and without a checkpointer, %d rounds\n",
 			c, invokes, invokes*agentloop.StepsPerInvoke, rounds)
 		s, err := h.newSaver(ctx, h.client, "loop"+strconv.Itoa(c), redissaver.Options{})
 		if err != nil {
@@ -141,7 +141,8 @@ func (h *harness) superStepPasses(ctx context.Context, hdr header) (*endToEnd, e
 			return p
 		}
 		floor := floorSaver{c: h.client, prefix: h.prefix("loopfloor" + strconv.Itoa(c))}
-		passes := []*pass{mk(loopNone, nil, nil), mk(implOurs, s, h.meter), mk(loopFloor, floor, h.meter)}
+		floorLua := floorSaver{c: h.client, prefix: h.prefix("loopfloorlua" + strconv.Itoa(c)), script: true}
+		passes := []*pass{mk(loopNone, nil, nil), mk(implOurs, s, h.meter), mk(loopFloor, floor, h.meter), mk(loopFloorScript, floorLua, h.meter)}
 		interleave(ctx, rounds, passes...)
 		for _, p := range passes {
 			r, err := loopResultOf(p)
@@ -257,7 +258,7 @@ func writeEndToEnd(b *strings.Builder, h header) {
 	b.WriteString("the state starts at 10 KB and grows by a 1 KB message per step, and a small channel changes at every step. ")
 	b.WriteString("Agents run invokes of new threads one after another, sharing one client. ")
 	b.WriteString("*None*: the same loop building the same state, with no checkpointer. ")
-	b.WriteString("*redis-floor*: each call one plain command in one round trip on the same client (`GetTuple` an `HGET`, `PutWrites` and `Put` an `HSET` of their values as JSON): no script, check, index or event — the least a checkpointer keeping this loop's state in Redis pays; a target it misses too is out of reach of any Redis checkpointer here. ")
+	b.WriteString("*redis-floor*: each call one plain command in one round trip on the same client (`GetTuple` an `HGET`, `PutWrites` and `Put` an `HSET` of their values as JSON): no script, check, index or event — the least a checkpointer keeping this loop's state in Redis pays; a target it misses too is out of reach of any Redis checkpointer here. *redis-floor-script*: the same, each `HSET` inside a script that does nothing else — the least a checkpointer pays that checks before it writes, atomically in one round trip (on Redis, a script). ")
 	b.WriteString("µs per super-step: the pass's wall time over its super-steps (all agents together); ")
 	b.WriteString("*added*: the checkpointer's minus none's, the time the checkpointer adds to a super-step (wall time · the harness's CPU). ")
 	b.WriteString("Every figure is per super-step but the invoke's p50 and p99.\n\n")

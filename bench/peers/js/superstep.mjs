@@ -2,15 +2,16 @@
 // graph run by the real LangGraph.js runtime (@langchain/langgraph's
 // StateGraph) on no checkpointer, redcheck's TypeScript client
 // (redcheck-js), MemorySaver, the SQLite saver (a WAL file in a temporary
-// directory), the Postgres saver and redis-floor (MemorySaver plus one
-// plain HSET per call: the least a Redis checkpointer pays, see FloorSaver),
+// directory), the Postgres saver, redis-floor (MemorySaver plus one plain
+// HSET per call: the least a Redis checkpointer pays, see FloorSaver) and
+// redis-floor-script (the same HSET inside a script),
 // in this one Node process, their passes
 // interleaved, at each --concurrency level and each --durability mode. It
 // measures what a checkpointer adds to a super-step. bench/ runs it
 // (go run ./bench -only superstep, and every full run), merges its results
 // and judges the targets; it can also run alone:
 //
-//   node superstep.mjs --redis-url redis://127.0.0.1:6379 --pg-url postgresql://postgres@127.0.0.1:5432/test
+//   node --expose-gc superstep.mjs --redis-url redis://127.0.0.1:6379 --pg-url postgresql://postgres@127.0.0.1:5432/test
 //
 // The graph: an "agent" node (a deterministic fake chat model: an AIMessage
 // of ~1 KB with one tool call) and a "tools" node (a ToolMessage of ~1 KB);
@@ -185,18 +186,29 @@ function countCalls(saver) {
 // from below what a Redis checkpointer of this graph can reach on this
 // machine; redcheck-js does the same calls in the same round trips, plus
 // every guarantee.
+//
+// With a script (redis-floor-script), each call is instead one EVALSHA of a
+// script that only HSETs its arguments: the least a checkpointer pays that
+// checks before it writes, atomically, in one round trip, which takes a
+// script on Redis (the bytes then enter Lua as arguments).
 class FloorSaver extends MemorySaver {
-  constructor(client, prefix) {
+  constructor(client, prefix, sha = "") {
     super();
     this.client = client;
     this.prefix = prefix;
+    this.sha = sha;
+  }
+
+  hset(key, pairs) {
+    if (this.sha === "") return this.client.sendCommand(["HSET", key, ...pairs]);
+    return this.client.sendCommand(["EVALSHA", this.sha, "1", key, ...pairs]);
   }
 
   async put(config, checkpoint, metadata, newVersions) {
     const out = await super.put(config, checkpoint, metadata, newVersions);
     const { thread_id: thread, checkpoint_ns: ns, checkpoint_id: id } = out.configurable;
     const [cp, md] = this.storage[thread][ns][id];
-    await this.client.sendCommand(["HSET", `${this.prefix}:{${thread}}`, `cp:${ns}:${id}`, Buffer.from(cp), `md:${ns}:${id}`, Buffer.from(md)]);
+    await this.hset(`${this.prefix}:{${thread}}`, [`cp:${ns}:${id}`, Buffer.from(cp), `md:${ns}:${id}`, Buffer.from(md)]);
     return out;
   }
 
@@ -204,10 +216,28 @@ class FloorSaver extends MemorySaver {
     await super.putWrites(config, writes, taskId, taskPath);
     const { thread_id: thread, checkpoint_ns: ns = "", checkpoint_id: id } = config.configurable;
     const stored = this.writes[JSON.stringify([thread, ns, id])] ?? {};
-    const args = ["HSET", `${this.prefix}:{${thread}}`];
-    for (const [k, w] of Object.entries(stored)) if (w[0] === taskId) args.push(`w:${ns}:${id}:${k}`, Buffer.from(w[2]));
-    if (args.length > 2) await this.client.sendCommand(args);
+    const pairs = [];
+    for (const [k, w] of Object.entries(stored)) if (w[0] === taskId) pairs.push(`w:${ns}:${id}:${k}`, Buffer.from(w[2]));
+    if (pairs.length > 0) await this.hset(`${this.prefix}:{${thread}}`, pairs);
   }
+}
+
+// forgetMemory drops what an in-memory saver holds once a chunk of its pass
+// has run: its threads are done with, and kept they would grow the heap that
+// every later pass's garbage collections walk (the other checkpointers keep
+// their data outside this process).
+function forgetMemory(saver) {
+  saver.storage = {};
+  saver.writes = {};
+}
+
+// settle ends a chunk of a pass, outside its measured time: the in-memory
+// savers forget their threads, and a full garbage collection (with node
+// --expose-gc, as bench/ runs it) leaves the next chunk a heap without the
+// garbage of this one, so that no pass pays for another's allocations.
+function settle(p) {
+  p.forget?.();
+  globalThis.gc?.();
 }
 
 // unlinkPrefix deletes every key of a prefix, SCAN page by page.
@@ -223,8 +253,8 @@ async function unlinkPrefix(ctl, prefix) {
 // ---- passes -------------------------------------------------------------
 
 class Pass {
-  constructor({ impl, durability, conc, maxInvokes, graph, meter, calls, ctl }) {
-    Object.assign(this, { impl, durability, conc, maxInvokes, graph, meter, calls, ctl });
+  constructor({ impl, durability, conc, maxInvokes, graph, meter, calls, ctl, forget }) {
+    Object.assign(this, { impl, durability, conc, maxInvokes, graph, meter, calls, ctl, forget });
     this.next = 0;
     this.lats = [];
     this.elapsedMs = 0;
@@ -360,7 +390,10 @@ async function openAll(meta) {
     emit({ skip: { impl, reason: failMessage(e) } });
   };
   impls.push({ impl: "none", saver: null, close: async () => {} });
-  if (want("langgraph-js-memory")) impls.push({ impl: "langgraph-js-memory", saver: new MemorySaver(), close: async () => {} });
+  if (want("langgraph-js-memory")) {
+    const saver = new MemorySaver();
+    impls.push({ impl: "langgraph-js-memory", saver, forget: () => forgetMemory(saver), close: async () => {} });
+  }
   if (want("langgraph-js-sqlite")) {
     try {
       const dir = mkdtempSync(join(tmpdir(), "rcbench-superstep-sqlite-"));
@@ -435,7 +468,8 @@ async function openAll(meta) {
       skip("redcheck-js", e);
     }
   }
-  if (want("redis-floor")) {
+  for (const [impl, script] of [["redis-floor", false], ["redis-floor-script", true]]) {
+    if (!want(impl)) continue;
     try {
       if (!args["redis-url"]) throw new Error("no --redis-url");
       assertLoopback(args["redis-url"], "--redis-url");
@@ -444,9 +478,11 @@ async function openAll(meta) {
       const ctl = createClient({ url: args["redis-url"] });
       await client.connect();
       await ctl.connect();
-      const prefix = `rcbench-ss-${runID}-floor`;
+      const sha = script ? String(await ctl.sendCommand(["SCRIPT", "LOAD", "return redis.call('HSET', KEYS[1], unpack(ARGV))"])) : "";
+      const prefix = `rcbench-ss-${runID}-${impl}`;
+      const saver = new FloorSaver(client, prefix, sha);
       impls.push({
-        impl: "redis-floor", saver: new FloorSaver(client, prefix), meter: redisMeter(client), ctl,
+        impl, saver, meter: redisMeter(client), ctl, forget: () => forgetMemory(saver),
         close: async () => {
           await unlinkPrefix(ctl, prefix);
           await client.close();
@@ -454,7 +490,7 @@ async function openAll(meta) {
         },
       });
     } catch (e) {
-      skip("redis-floor", e);
+      skip(impl, e);
     }
   }
   return impls;
@@ -469,7 +505,7 @@ function passesAt(impls, conc) {
     const calls = im.saver ? countCalls(im.saver) : null;
     const graph = buildGraph(im.saver);
     for (const durability of im.saver ? cfg.durability : ["sync"]) {
-      out.push(new Pass({ impl: im.impl, durability, conc, maxInvokes, graph, meter: im.meter, calls, ctl: im.ctl }));
+      out.push(new Pass({ impl: im.impl, durability, conc, maxInvokes, graph, meter: im.meter, calls, ctl: im.ctl, forget: im.forget }));
     }
   }
   return out;
@@ -484,12 +520,16 @@ async function main() {
       const passes = passesAt(impls, conc);
       const rounds = Math.max(1, Math.min(cfg.rounds, Math.floor(passes[0].maxInvokes / conc))); // at least an invoke per worker per round
       log(`concurrency ${conc}: ${passes.length} passes of ${passes[0].maxInvokes} invokes (${passes[0].maxInvokes * STEPS_PER_INVOKE} super-steps), ${rounds} rounds`);
-      for (const p of passes) await p.warm(Math.max(2, Math.min(conc, 16)));
+      for (const p of passes) {
+        await p.warm(Math.max(2, Math.min(conc, 16)));
+        settle(p);
+      }
       for (let r = 0; r < rounds; r++) {
         for (let k = 0; k < passes.length; k++) {
           const p = passes[(k + r) % passes.length];
           const count = Math.ceil((p.maxInvokes - p.lats.length) / (rounds - r));
           if (count > 0) await p.chunk(count, cfg.budgetMs / rounds);
+          settle(p);
         }
       }
       const none = passes.find((p) => p.impl === "none").result();
