@@ -112,12 +112,9 @@ func runPeers(ctx context.Context, cfg config, redisURL string, log io.Writer) p
 	if _, err := os.Stat(filepath.Join(peersDir, "package.json")); err != nil {
 		return skipAll(fmt.Sprintf("%s not found (run from the module root): %v", peersDir, err))
 	}
-	// redcheck-js is a file: dependency of the peers, built by npm ci with
-	// its own dev dependencies (TypeScript): those are installed first.
-	for _, dir := range []string{jsDir, peersDir} {
-		if err := npmCI(ctx, dir, log); err != nil {
-			return skipAll(err.Error())
-		}
+	// redcheck-js is a file: dependency of the peers (installJS).
+	if err := installJS(ctx, log); err != nil {
+		return skipAll(err.Error())
 	}
 	var notes []string
 	pgURL, pgWhy := postgresFor(ctx, cfg.pgURL, log)

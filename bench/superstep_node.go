@@ -142,13 +142,11 @@ func runSuperStepJS(ctx context.Context, cfg config, redisURL string, log io.Wri
 	if _, err := os.Stat(filepath.Join(peersDir, "superstep.mjs")); err != nil {
 		return nil, fmt.Sprintf("%s/superstep.mjs not found (run from the module root): %v", peersDir, err)
 	}
-	for _, dir := range []string{jsDir, peersDir} {
-		if err := npmCI(ctx, dir, log); err != nil {
-			return nil, err.Error()
-		}
+	if err := installJS(ctx, log); err != nil {
+		return nil, err.Error()
 	}
 	pgURL, pgWhy := postgresFor(ctx, cfg.pgURL, log)
-	args := []string{"--expose-gc", "superstep.mjs", "--redis-url", redisURL, "--pg-url", pgURL, "--pg-skip-reason", pgWhy,
+	args := []string{"superstep.mjs", "--redis-url", redisURL, "--pg-url", pgURL, "--pg-skip-reason", pgWhy,
 		"--concurrency", joinInts(cfg.jsConc), "--durability", strings.Join(cfg.jsDurability, ","),
 		"--steps", strconv.Itoa(cfg.jsSteps), "--per-worker", strconv.Itoa(min(cfg.loopPerAgent, 2)),
 		"--time-ms", strconv.FormatInt(cfg.jsTime.Milliseconds(), 10), "--rounds", strconv.Itoa(min(cfg.rounds, 4))}

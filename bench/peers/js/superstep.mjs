@@ -11,7 +11,7 @@
 // (go run ./bench -only superstep, and every full run), merges its results
 // and judges the targets; it can also run alone:
 //
-//   node --expose-gc superstep.mjs --redis-url redis://127.0.0.1:6379 --pg-url postgresql://postgres@127.0.0.1:5432/test
+//   node superstep.mjs --redis-url redis://127.0.0.1:6379 --pg-url postgresql://postgres@127.0.0.1:5432/test
 //
 // The graph: an "agent" node (a deterministic fake chat model: an AIMessage
 // of ~1 KB with one tool call) and a "tools" node (a ToolMessage of ~1 KB);
@@ -232,12 +232,11 @@ function forgetMemory(saver) {
 }
 
 // settle ends a chunk of a pass, outside its measured time: the in-memory
-// savers forget their threads, and a full garbage collection (with node
-// --expose-gc, as bench/ runs it) leaves the next chunk a heap without the
-// garbage of this one, so that no pass pays for another's allocations.
+// savers forget their threads, so that the heap every later pass's garbage
+// collections walk does not grow with them. (A forced full collection here
+// made every pass slower, none's included: it is not done.)
 function settle(p) {
   p.forget?.();
-  globalThis.gc?.();
 }
 
 // unlinkPrefix deletes every key of a prefix, SCAN page by page.
