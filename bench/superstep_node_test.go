@@ -39,7 +39,10 @@ func TestParseSuperStepJS(t *testing.T) {
 	}
 }
 
-func TestSuperStepTargets(t *testing.T) {
+// sampleTargets judges the sample Go loop and Node results: the end to end
+// section, its targets, and the targets by name.
+func sampleTargets(t *testing.T) (*endToEnd, []target, map[string]target) {
+	t.Helper()
 	s, err := parseSuperStepJS(strings.NewReader(sampleSuperStepOutput))
 	if err != nil {
 		t.Fatal(err)
@@ -49,10 +52,17 @@ func TestSuperStepTargets(t *testing.T) {
 	ts := superStepTargets(e)
 	got := map[string]target{}
 	for _, tg := range ts {
+		got[tg.Name] = tg
+	}
+	return e, ts, got
+}
+
+func TestSuperStepTargets(t *testing.T) {
+	e, ts, got := sampleTargets(t)
+	for _, tg := range ts {
 		if !strings.HasPrefix(tg.Name, "super-step ") {
 			t.Errorf("target %q does not name the super-step", tg.Name)
 		}
-		got[tg.Name] = tg
 	}
 	for _, c := range []struct {
 		name, status string
@@ -98,19 +108,10 @@ func TestSuperStepTargets(t *testing.T) {
 }
 
 // TestSuperStepTargetsBesideFloor: each judged figure of redcheck-js shows
-// the redis-floor pass's figure for the same bound, and a target the floor
-// misses too says that no Redis checkpointer reaches it here.
+// the floor passes' figures for the same bound, and a target a floor misses
+// too says whose reach it is out of.
 func TestSuperStepTargetsBesideFloor(t *testing.T) {
-	s, err := parseSuperStepJS(strings.NewReader(sampleSuperStepOutput))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := sampleEndToEnd()
-	e.JS = s
-	got := map[string]target{}
-	for _, tg := range superStepTargets(e) {
-		got[tg.Name] = tg
-	}
+	e, _, got := sampleTargets(t)
 	for _, c := range []struct{ name, measured string }{
 		// Missed, and the floor misses it too.
 		{"super-step redcheck-js sync c=1: Redis CPU ≤ 60 µs", "150 µs per super-step; redis-floor 90.0 µs, which misses it too: out of reach of any Redis checkpointer here; redis-floor-script 120 µs"},
