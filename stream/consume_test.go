@@ -205,7 +205,7 @@ func consumeGroupBehindATrim(t *testing.T, rdb redis.UniversalClient) {
 			if g := rdb.XInfoGroups(ctx, key).Val(); len(g) != 1 || g[0].LastDeliveredID != delivered {
 				t.Fatalf("groups %+v after the first consumer stopped, want one that delivered up to %s", g, delivered)
 			}
-			keep, want := int64(2), 2                  // the trim removes 3 events never delivered
+			keep, want := int64(2), 2 // the trim removes 3 events never delivered
 			if !behind {
 				keep, want = 6, 5 // it removes only an event the group delivered
 			}
