@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/internal/inspect"
 	"github.com/graphstate/redcheck/internal/keys"
 )
 
@@ -207,7 +208,7 @@ func validateLine(l *exportLine) error {
 		return err
 	}
 	if step, ok := md["step"]; ok {
-		if _, ok := metaStep(md); !ok || step == nil {
+		if _, ok := inspect.Step(md); !ok || step == nil {
 			return fmt.Errorf("metadata step %s is not an integer", compactJSON(plain(step)))
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -150,12 +151,12 @@ func runHistory(ctx context.Context, args []string, stdout, stderr io.Writer) in
 // never nil.
 func changedChannels(parent, child map[string]string) []string {
 	out := []string{}
-	for _, c := range sortedKeys(child) {
+	for _, c := range slices.Sorted(maps.Keys(child)) {
 		if pv, ok := parent[c]; !ok || pv != child[c] {
 			out = append(out, c)
 		}
 	}
-	for _, c := range sortedKeys(parent) {
+	for _, c := range slices.Sorted(maps.Keys(parent)) {
 		if _, ok := child[c]; !ok {
 			out = append(out, c)
 		}

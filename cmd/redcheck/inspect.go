@@ -8,8 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -196,24 +194,6 @@ func humanBytes(n int) string {
 	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 }
 
-// metaStep returns the metadata's "step" as an integer.
-func metaStep(md checkpoint.Metadata) (int64, bool) {
-	switch x := md["step"].(type) {
-	case int64:
-		return x, true
-	case int:
-		return int64(x), true
-	case uint64:
-		return int64(x), true
-	case float64:
-		return int64(x), x == math.Trunc(x)
-	case json.Number:
-		n, err := x.Int64()
-		return n, err == nil
-	}
-	return 0, false
-}
-
 // metaSource returns the metadata's "source" when it is a string.
 func metaSource(md checkpoint.Metadata) string {
 	s, _ := md["source"].(string)
@@ -222,7 +202,7 @@ func metaSource(md checkpoint.Metadata) string {
 
 // stepText renders a step for the human formats; "-" when there is none.
 func stepText(md checkpoint.Metadata) string {
-	if n, ok := metaStep(md); ok {
+	if n, ok := inspect.Step(md); ok {
 		return strconv.FormatInt(n, 10)
 	}
 	return "-"
@@ -244,19 +224,9 @@ func parentID(t *checkpoint.Tuple) string {
 	return t.ParentConfig.CheckpointID
 }
 
-// sortedKeys returns the keys of m in byte order.
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
 // stepPtr returns the step for JSON output: nil when there is none.
 func stepPtr(md checkpoint.Metadata) *int64 {
-	if n, ok := metaStep(md); ok {
+	if n, ok := inspect.Step(md); ok {
 		return &n
 	}
 	return nil

@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 
 	"github.com/graphstate/redcheck/checkpoint"
 	"github.com/graphstate/redcheck/redissaver"
@@ -120,7 +122,7 @@ func showTuple(ctx context.Context, s *redissaver.Saver, t *checkpoint.Tuple) (s
 		doc.Channels[k] = plain(v)
 	}
 	var missing []string
-	for _, k := range sortedKeys(cp.ChannelVersions) {
+	for _, k := range slices.Sorted(maps.Keys(cp.ChannelVersions)) {
 		doc.Versions[k] = cp.ChannelVersions[k]
 		if _, ok := cp.ChannelValues[k]; !ok {
 			missing = append(missing, k)
@@ -171,11 +173,11 @@ func printShow(w io.Writer, d showDoc) {
 	fmt.Fprintf(w, "size:       %s\n", humanBytes(d.Bytes))
 
 	fmt.Fprintf(w, "\nmetadata:\n")
-	for _, k := range sortedKeys(d.Metadata) {
+	for _, k := range slices.Sorted(maps.Keys(d.Metadata)) {
 		fmt.Fprintf(w, "  %s: %s\n", k, prettyJSON(d.Metadata[k], "  "))
 	}
 	fmt.Fprintf(w, "\nchannels (%d):\n", len(d.Versions))
-	for _, k := range sortedKeys(d.Versions) {
+	for _, k := range slices.Sorted(maps.Keys(d.Versions)) {
 		v, ok := d.Channels[k]
 		switch {
 		case ok:

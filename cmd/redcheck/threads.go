@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -20,7 +22,7 @@ type filterFlag checkpoint.Metadata
 
 func (f filterFlag) String() string {
 	parts := make([]string, 0, len(f))
-	for _, k := range sortedKeys(f) {
+	for _, k := range slices.Sorted(maps.Keys(f)) {
 		parts = append(parts, k+"="+compactJSON(plain(f[k])))
 	}
 	return strings.Join(parts, ",")

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/graphstate/redcheck/checkpoint"
+	"github.com/graphstate/redcheck/internal/inspect"
 	"github.com/graphstate/redcheck/internal/redistest"
 	"github.com/graphstate/redcheck/redissaver"
 )
@@ -136,7 +137,7 @@ func TestCopyGolden(t *testing.T) {
 		if err != nil || ft.Config.CheckpointID != newID[1] || ft.ParentConfig.CheckpointID != f.d2 || ft.Metadata["source"] != "fork" {
 			t.Fatalf("fork: %+v %v", ft, err)
 		}
-		if step, _ := metaStep(ft.Metadata); step != 1 {
+		if step, _ := inspect.Step(ft.Metadata); step != 1 {
 			t.Errorf("fork step %d, want d2's 0 + 1", step)
 		}
 		d2, _ := s.GetTuple(ctx, checkpoint.Config{ThreadID: "demo", CheckpointID: f.d2})

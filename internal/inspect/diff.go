@@ -1,6 +1,10 @@
 package inspect
 
-import "reflect"
+import (
+	"maps"
+	"reflect"
+	"slices"
+)
 
 // Change kinds of a ChannelChange.
 const (
@@ -32,7 +36,7 @@ func Diff(from, to map[string]any) (changes []ChannelChange, same int) {
 		names[k] = true
 	}
 	changes = []ChannelChange{}
-	for _, k := range sortedKeys(names) {
+	for _, k := range slices.Sorted(maps.Keys(names)) {
 		old, inFrom := from[k]
 		cur, inTo := to[k]
 		switch {

@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -48,10 +49,8 @@ func Fork(ctx context.Context, s *redissaver.Saver, source, target, at string) (
 		ChannelVersions: base.Checkpoint.ChannelVersions, VersionsSeen: base.Checkpoint.VersionsSeen,
 	}
 	md := checkpoint.Metadata{"source": ForkSource, "parents": map[string]any{}}
-	if step, ok := base.Metadata["step"]; ok {
-		if n, ok := intOf(step); ok {
-			md["step"] = n + 1
-		}
+	if n, ok := Step(base.Metadata); ok {
+		md["step"] = n + 1
 	}
 	next, err := s.Put(ctx, parent, cp, md, map[string]string{})
 	if err != nil {
@@ -60,9 +59,11 @@ func Fork(ctx context.Context, s *redissaver.Saver, source, target, at string) (
 	return next, nil
 }
 
-// intOf reads an integral metadata number as the serializer returns it.
-func intOf(v any) (int64, bool) {
-	switch x := v.(type) {
+// Step returns the metadata's "step" as an integer, whichever integral
+// form the serializer or a JSON decoder gave it (a float only when whole and
+// within int64).
+func Step(md checkpoint.Metadata) (int64, bool) {
+	switch x := md["step"].(type) {
 	case int64:
 		return x, true
 	case int:
@@ -71,6 +72,9 @@ func intOf(v any) (int64, bool) {
 		return int64(x), true
 	case float64:
 		return int64(x), x == float64(int64(x))
+	case json.Number:
+		n, err := x.Int64()
+		return n, err == nil
 	}
 	return 0, false
 }

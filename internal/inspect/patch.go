@@ -1,8 +1,9 @@
 package inspect
 
 import (
+	"maps"
 	"reflect"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -43,12 +44,12 @@ func JSONPatch(path string, from, to any, ops *[]PatchOp) {
 		*ops = append(*ops, PatchOp{Op: "replace", Path: path, Value: nullable(to)})
 		return
 	}
-	for _, k := range sortedKeys(fm) {
+	for _, k := range slices.Sorted(maps.Keys(fm)) {
 		if _, ok := tm[k]; !ok {
 			*ops = append(*ops, PatchOp{Op: "remove", Path: path + "/" + pointerToken(k)})
 		}
 	}
-	for _, k := range sortedKeys(tm) {
+	for _, k := range slices.Sorted(maps.Keys(tm)) {
 		p := path + "/" + pointerToken(k)
 		if old, ok := fm[k]; ok {
 			JSONPatch(p, old, tm[k], ops)
@@ -74,14 +75,4 @@ func nullable(v any) any {
 // pointerToken escapes a key for a JSON Pointer (RFC 6901).
 func pointerToken(k string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(k, "~", "~0"), "/", "~1")
-}
-
-// sortedKeys returns the keys of m in byte order.
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
