@@ -26,17 +26,20 @@ var jsPackageFiles = []string{"dist", "lua", "README.md", "package.json"}
 // installs the peers: without the refresh, a later change to js/ would go
 // unmeasured, the harness running the old copy.
 func installJS(ctx context.Context, log io.Writer) error {
-	if err := npmCI(ctx, jsDir, log); err != nil {
+	installed, err := npmCI(ctx, jsDir, log)
+	if err != nil {
 		return err
 	}
-	bctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(bctx, "npm", "run", "build")
-	cmd.Dir, cmd.Stdout, cmd.Stderr = jsDir, log, log
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("npm run build in %s failed: %w", jsDir, err)
+	if !installed { // npm ci builds js/ (its prepare script); an install already there may predate its sources
+		bctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(bctx, "npm", "run", "build")
+		cmd.Dir, cmd.Stdout, cmd.Stderr = jsDir, log, log
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("npm run build in %s failed: %w", jsDir, err)
+		}
 	}
-	if err := npmCI(ctx, peersDir, log); err != nil {
+	if _, err := npmCI(ctx, peersDir, log); err != nil {
 		return err
 	}
 	copied, err := refreshCopy(jsDir, installedJS, jsPackageFiles)
@@ -75,6 +78,26 @@ func refreshCopy(src, dst string, names []string) (bool, error) {
 		if err != nil {
 			return false, err
 		}
+	}
+	return true, nil
+}
+
+// npmCI installs dir/node_modules with npm ci unless it is there (first run
+// only), and reports whether it did. A failed install is removed, so that
+// the next run tries again.
+func npmCI(ctx context.Context, dir string, log io.Writer) (bool, error) {
+	modules := filepath.Join(dir, "node_modules")
+	if _, err := os.Stat(modules); err == nil {
+		return false, nil
+	}
+	fmt.Fprintf(log, "peers: installing %s with npm ci (first run only)\n", modules)
+	ictx, cancel := context.WithTimeout(ctx, 6*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ictx, "npm", "ci", "--no-audit", "--no-fund")
+	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, log, log
+	if err := cmd.Run(); err != nil {
+		_ = os.RemoveAll(modules)
+		return false, fmt.Errorf("npm ci in %s failed: %w", dir, err)
 	}
 	return true, nil
 }

@@ -246,22 +246,3 @@ func joinInts(xs []int) string {
 	}
 	return strings.Join(s, ",")
 }
-
-// npmCI installs dir/node_modules with npm ci unless it is there (first run
-// only). A failed install is removed, so that the next run tries again.
-func npmCI(ctx context.Context, dir string, log io.Writer) error {
-	modules := filepath.Join(dir, "node_modules")
-	if _, err := os.Stat(modules); err == nil {
-		return nil
-	}
-	fmt.Fprintf(log, "peers: installing %s with npm ci (first run only)\n", modules)
-	ictx, cancel := context.WithTimeout(ctx, 6*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ictx, "npm", "ci", "--no-audit", "--no-fund")
-	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, log, log
-	if err := cmd.Run(); err != nil {
-		_ = os.RemoveAll(modules)
-		return fmt.Errorf("npm ci in %s failed: %w", dir, err)
-	}
-	return nil
-}
